@@ -1,0 +1,211 @@
+/* The runtime's API for generated code: the one header a compiled script
+ * includes. Everything here is prefixed _stp_ / STP_ so it never collides
+ * with script names (generated names use other prefixes).
+ *
+ * Execution model: staprun (or stap at pass 5) dlopens the compiled object,
+ * finds `_stp_module_info`, runs begin probes, then an event loop (timers,
+ * signals, later the traced processes), then end probes, then exits. Handlers
+ * run one at a time in the tracer process; they never nest.
+ *
+ * Errors: a failing operation sets c->last_error (and c->last_stmt where the
+ * generated code has not) and returns a harmless value; generated code checks
+ * c->last_error after each statement and jumps to its error label. The
+ * runtime prints "ERROR: <last_error> near <last_stmt>" after the handler. */
+#ifndef STAP_RUNTIME_H
+#define STAP_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define STP_ABI_VERSION 1
+
+/* ---- values ---- */
+
+enum _stp_type { STP_LONG = 1, STP_STRING = 2, STP_STATS = 3 };
+
+/* One key of a map, or one argument of a format: n for longs, s for strings. */
+struct _stp_val {
+	int64_t n;
+	const char *s;
+};
+
+/* ---- the context: one per handler run ---- */
+
+struct _stp_probe;
+
+struct _stp_context {
+	const char *last_error;   /* NULL while all is well */
+	const char *last_stmt;    /* "identifier 'x' at file:1:2" */
+	int64_t actionremaining;  /* counts down from MAXACTION */
+	int nesting;              /* function call depth, for MAXNESTING */
+	const struct _stp_probe *probe;
+	int aborted;              /* abort() or fatal: stop everything now */
+	char error_buf[256];      /* storage for formatted last_error */
+	/* later issues: the target thread, registers, ... */
+	void *target;
+};
+
+/* Record an error; fmt is printf-style. Returns 0 so it can end an expression. */
+int64_t _stp_error(struct _stp_context *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- limits, set from the module info before begin probes run ---- */
+
+extern int64_t _stp_maxstringlen;   /* size of every string buffer, incl. NUL */
+
+/* ---- strings ---- */
+
+/* Copy with truncation to size-1 bytes; returns strlen(src). */
+size_t _stp_strlcpy(char *dst, const char *src, size_t size);
+size_t _stp_strlcat(char *dst, const char *src, size_t size);
+
+/* ---- arithmetic with SystemTap's run-time errors ---- */
+
+int64_t _stp_div64(struct _stp_context *c, int64_t a, int64_t b);
+int64_t _stp_mod64(struct _stp_context *c, int64_t a, int64_t b);
+/* Shifts with the count masked to 0..63 as SystemTap does; >>> is logical. */
+int64_t _stp_shl64(int64_t a, int64_t b);
+int64_t _stp_shr64(int64_t a, int64_t b);
+int64_t _stp_lshr64(int64_t a, int64_t b);
+
+/* ---- regular expressions (=~ !~ and matched()) ---- */
+
+/* Returns 1 on match; on match, records subexpressions for matched(N). */
+int64_t _stp_regex_match(struct _stp_context *c, const char *str, const char *re);
+/* matched(N): the Nth subexpression of the last successful match. */
+void _stp_regex_matched(struct _stp_context *c, int64_t n, char *dst);
+
+/* ---- output ---- */
+
+/* Output of one handler is buffered and written as a unit at flush. */
+void _stp_print(struct _stp_context *c, const char *s);
+void _stp_print_n(struct _stp_context *c, const char *s, size_t n);
+void _stp_print_flush(struct _stp_context *c);
+
+/* Format with SystemTap's conversions (%d %i %u %x %X %o %s %c %p %b %m %M
+ * %%, flags - + space # 0, width, precision, '*' width/precision taken from
+ * args) and 64-bit semantics. Arguments are taken in order from args; the
+ * translator has already checked their count and types. If dst is NULL the
+ * text goes to the output buffer; otherwise into dst (MAXSTRINGLEN bytes,
+ * truncated). */
+void _stp_format(struct _stp_context *c, char *dst, const char *fmt,
+		 const struct _stp_val *args, int nargs);
+
+/* ---- statistics ---- */
+
+enum _stp_hist_kind { STP_HIST_NONE, STP_HIST_LINEAR, STP_HIST_LOG };
+struct _stp_hist_spec {
+	enum _stp_hist_kind kind;
+	int64_t start, stop, interval; /* linear only */
+};
+enum _stp_stat_op { STP_COUNT, STP_SUM, STP_MIN, STP_MAX, STP_AVG, STP_VARIANCE };
+
+struct _stp_stat; /* opaque */
+struct _stp_stat *_stp_stat_new(const struct _stp_hist_spec *hist);
+void _stp_stat_free(struct _stp_stat *st);
+void _stp_stat_clear(struct _stp_stat *st);
+void _stp_stat_add(struct _stp_stat *st, int64_t v);
+/* @count etc.; an empty aggregate for @min/@max/@avg/@variance is a run-time
+ * error as in SystemTap. st may be NULL (absent map entry: empty). */
+int64_t _stp_stat_get(struct _stp_context *c, const struct _stp_stat *st, enum _stp_stat_op op);
+/* print(@hist_linear(...)) / print(@hist_log(...)) in SystemTap's layout. */
+void _stp_stat_print_hist(struct _stp_context *c, const struct _stp_stat *st);
+/* @hist_*(x)[bucket]: the count in that bucket. */
+int64_t _stp_stat_hist_bucket(struct _stp_context *c, const struct _stp_stat *st, int64_t bucket);
+
+/* ---- maps (associative arrays) ---- */
+
+struct _stp_map; /* opaque; insertion-ordered hash of up to 9 keys */
+struct _stp_map *_stp_map_new(int nkeys, const enum _stp_type *keytypes,
+			      enum _stp_type vtype, int64_t maxentries, int wrap,
+			      const struct _stp_hist_spec *hist);
+void _stp_map_free(struct _stp_map *m);
+void _stp_map_clear(struct _stp_map *m);
+int64_t _stp_map_size(const struct _stp_map *m);
+int _stp_map_exists(const struct _stp_map *m, const struct _stp_val *keys);
+void _stp_map_delete(struct _stp_map *m, const struct _stp_val *keys);
+/* Reads of absent keys give 0 / "" / an empty stat (NULL). */
+int64_t _stp_map_get_long(const struct _stp_map *m, const struct _stp_val *keys);
+void _stp_map_get_str(const struct _stp_map *m, const struct _stp_val *keys, char *dst);
+const struct _stp_stat *_stp_map_get_stat(const struct _stp_map *m, const struct _stp_val *keys);
+/* Writes fail with "Array overflow, check MAXMAPENTRIES" (set in c) when full
+ * and not wrapping; they return 0 or -1. */
+int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v);
+int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, const char *v);
+int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v);
+
+/* foreach: a snapshot of the entries, sorted as asked.
+ * sort_column: -1 unsorted (insertion order), 0 the value, 1..N key N.
+ * direction: 1 ascending, -1 descending. stat_op: which aggregate orders a
+ * stats value (SystemTap's default is @count). limit: <= 0 means none.
+ * slice: NULL, or nkeys values where slice_mask bit i set means "key i must
+ * equal slice[i]" (foreach ([a,b] in arr[*, 5])). */
+struct _stp_map_iter;
+struct _stp_map_iter *_stp_map_iter_start(struct _stp_map *m, int sort_column, int direction,
+					  enum _stp_stat_op stat_op, int64_t limit,
+					  const struct _stp_val *slice, unsigned slice_mask);
+int _stp_map_iter_next(struct _stp_map_iter *it); /* 1 while there is an entry */
+int64_t _stp_map_iter_key_long(const struct _stp_map_iter *it, int i);
+const char *_stp_map_iter_key_str(const struct _stp_map_iter *it, int i);
+int64_t _stp_map_iter_val_long(const struct _stp_map_iter *it);
+const char *_stp_map_iter_val_str(const struct _stp_map_iter *it);
+const struct _stp_stat *_stp_map_iter_val_stat(const struct _stp_map_iter *it);
+void _stp_map_iter_end(struct _stp_map_iter *it);
+
+/* ---- control (tapset: exit, error, warn, abort) ---- */
+
+void _stp_exit(struct _stp_context *c);   /* end after this handler; end probes run */
+void _stp_abort(struct _stp_context *c);  /* end now; no end probes */
+void _stp_warn(struct _stp_context *c, const char *msg); /* "WARNING: msg" on stderr */
+
+/* ---- time ---- */
+int64_t _stp_gettime_ns(int clock_id); /* CLOCK_REALTIME, CLOCK_MONOTONIC ... */
+
+/* ---- the module: what a compiled script exports ---- */
+
+enum _stp_probe_kind {
+	STP_PROBE_BEGIN,
+	STP_PROBE_END,
+	STP_PROBE_ERROR,
+	STP_PROBE_NEVER,
+	STP_PROBE_TIMER,
+};
+
+struct _stp_probe {
+	enum _stp_probe_kind kind;
+	void (*handler)(struct _stp_context *c);
+	const char *pp;            /* probe point text, for pp() */
+	const char *location;      /* "file:line:col" of the probe */
+	int64_t sequence;          /* begin(N): lower first; same N in script order */
+	int64_t interval_ns;       /* timers */
+	int64_t randomize_ns;      /* timers: +- uniform jitter, 0 none */
+};
+
+struct _stp_module {
+	int abi_version;           /* STP_ABI_VERSION */
+	const char *script_name;   /* for messages */
+	const struct _stp_probe *probes;
+	int nprobes;
+	/* Allocate/free globals (maps, stats); init runs before begin probes. */
+	int (*init_globals)(struct _stp_context *c);
+	void (*free_globals)(void);
+	/* Limits as compiled (-D overrides applied). */
+	int64_t maxstringlen, maxaction, maxmapentries, maxnesting;
+	int64_t maxerrors, maxskipped, maxtrycatch;
+};
+
+/* The symbol staprun looks up in the compiled object. */
+#define STP_MODULE_SYMBOL "_stp_module_info"
+
+/* Run a loaded module until it ends; returns staprun's exit status.
+ * opts: output file (-o), timeout (-T), target command/pid (-c/-x). */
+struct _stp_run_options {
+	const char *output_file;
+	int timeout_s;
+	const char *target_cmd;
+	long target_pid;
+	int verbose;
+};
+int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o);
+
+#endif

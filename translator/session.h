@@ -1,0 +1,94 @@
+/* The state of one stap run, handed from pass to pass: options from the
+ * command line (main.c), the parsed files (pass 1), the elaborated program
+ * (pass 2), the generated C and the compiled object (passes 3 and 4). */
+#ifndef STAP_SESSION_H
+#define STAP_SESSION_H
+
+#include "ast.h"
+
+enum probe_kind {
+	PK_BEGIN,
+	PK_END,
+	PK_ERROR,
+	PK_NEVER,
+	PK_TIMER, /* timer.s/ms/us/ns/hz/jiffies, with .randomize */
+	/* later issues add process probes here */
+};
+
+/* One concrete probe point a probe body is attached to, after aliases and
+ * wildcards are expanded (SystemTap's "derived probe"). */
+struct derived_probe {
+	enum probe_kind kind;
+	struct probe *probe;            /* body (alias bodies already merged) */
+	struct probe_point *point;      /* the concrete point */
+	const char *pp;                 /* pp() text, e.g. "begin", "timer.ms(100)" */
+	const char *alias_pp;           /* what the user wrote, for -p2 comments */
+	int64_t sequence;               /* begin(N)/end(N)/error(N) */
+	int64_t interval_ns, randomize_ns; /* timers */
+	int id;
+};
+
+struct define { const char *name, *value; };  /* -D NAME[=VALUE] */
+struct gset { const char *name, *value; };    /* -G NAME=VALUE */
+
+struct session {
+	/* command line */
+	const char *script_file;   /* NULL with -e */
+	const char *script_text;   /* -e */
+	struct vec args;           /* script arguments: char * ($1...) */
+	int last_pass;             /* -p, default 5 */
+	int verbose;               /* -v count */
+	struct vec include_dirs;   /* -I: char * */
+	struct vec defines;        /* -D: struct define * */
+	struct vec gsets;          /* -G: struct gset * */
+	int guru;                  /* -g */
+	int unoptimized;           /* -u */
+	int suppress_warnings;     /* -w */
+	int warnings_as_errors;    /* -W */
+	int keep_tmp;              /* -k */
+	const char *output_file;   /* -o */
+	int timeout_s;             /* -T, 0 none */
+	const char *target_cmd;    /* -c */
+	long target_pid;           /* -x, 0 none */
+	int listing;               /* -l / -L: 1 or 2 */
+	const char *listing_pattern;
+	int skip_badvars;          /* --skip-badvars */
+
+	/* where things are (set by main.c: in-tree after make, else installed) */
+	const char *tapset_dir;
+	const char *runtime_include_dir;
+	const char *runtime_lib_dir;
+	const char *staprun_path;
+	const char *cache_dir;     /* NULL: caching off */
+	const char *tmpdir;        /* created by main.c; removed unless -k */
+
+	/* pass 1 */
+	struct stapfile *user_file;
+	struct vec library_files;  /* struct stapfile *: the tapset */
+
+	/* pass 2 */
+	struct vec probes;         /* struct derived_probe *, in output order */
+	struct vec globals;        /* struct vardecl *: used globals */
+	struct vec functions;      /* struct functiondecl *: used functions */
+	struct vec embeds;         /* struct embedded_block *: top-level %{ %} */
+	int num_errors;            /* semantic errors reported */
+
+	/* pass 3 and 4 */
+	const char *c_file;        /* generated C path */
+	const char *module_name;   /* stap_<hash> */
+	const char *object_file;   /* compiled .so path */
+	int cache_hit;
+};
+
+/* The passes. Each returns 0 on success, non-zero after printing its
+ * errors. Pass N prints its result when it is the last pass. */
+int pass1_parse(struct session *s);
+int pass2_elaborate(struct session *s);
+int pass3_translate(struct session *s);
+int pass4_compile(struct session *s);
+int pass5_run(struct session *s);
+
+/* Value of -D NAME, or NULL. */
+const char *session_define(const struct session *s, const char *name);
+
+#endif
