@@ -37,7 +37,7 @@ struct _stp_context {
 	const char *last_error;   /* NULL while all is well */
 	const char *last_stmt;    /* "identifier 'x' at file:1:2" */
 	int64_t actionremaining;  /* counts down from MAXACTION */
-	int nesting;              /* function call depth, for MAXNESTING */
+	int nesting;              /* function call depth, for MAXNESTING; 0 in the handler body */
 	const struct _stp_probe *probe;
 	int aborted;              /* abort() or fatal: stop everything now */
 	char error_buf[256];      /* storage for formatted last_error */
@@ -52,6 +52,8 @@ int64_t _stp_error(struct _stp_context *c, const char *fmt, ...)
 /* ---- limits, set from the module info before begin probes run ---- */
 
 extern int64_t _stp_maxstringlen;   /* size of every string buffer, incl. NUL */
+extern int64_t _stp_maxaction, _stp_maxmapentries, _stp_maxnesting;
+extern int64_t _stp_maxerrors, _stp_maxskipped;
 
 /* ---- strings ---- */
 
@@ -74,6 +76,8 @@ int64_t _stp_lshr64(int64_t a, int64_t b);
 int64_t _stp_regex_match(struct _stp_context *c, const char *str, const char *re);
 /* matched(N): the Nth subexpression of the last successful match. */
 void _stp_regex_matched(struct _stp_context *c, int64_t n, char *dst);
+/* ngroups(): number of subexpressions of the last successful match, incl. 0. */
+int64_t _stp_regex_ngroups(struct _stp_context *c);
 
 /* ---- output ---- */
 
@@ -141,6 +145,9 @@ int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _
  * slice: NULL, or nkeys values where slice_mask bit i set means "key i must
  * equal slice[i]" (foreach ([a,b] in arr[*, 5])). */
 struct _stp_map_iter;
+/* Use: it = start(...); while (_stp_map_iter_next(it)) { ... } end(it);
+ * Key accessors take a 0-based key index. Entries deleted during the loop
+ * stay readable through the iterator until end. */
 struct _stp_map_iter *_stp_map_iter_start(struct _stp_map *m, int sort_column, int direction,
 					  enum _stp_stat_op stat_op, int64_t limit,
 					  const struct _stp_val *slice, unsigned slice_mask);
@@ -157,6 +164,13 @@ void _stp_map_iter_end(struct _stp_map_iter *it);
 void _stp_exit(struct _stp_context *c);   /* end after this handler; end probes run */
 void _stp_abort(struct _stp_context *c);  /* end now; no end probes */
 void _stp_warn(struct _stp_context *c, const char *msg); /* "WARNING: msg" on stderr */
+
+/* ---- target memory (no target yet: the tracer's own memory, checked) ---- */
+/* Copy len bytes at addr; on a fault sets "read fault [man error::fault] at
+ * 0x..." in c and returns -1. */
+int _stp_read_memory(struct _stp_context *c, uint64_t addr, void *buf, size_t len);
+/* target(): the -c child's or -x pid, 0 without one. */
+int64_t _stp_target_pid(void);
 
 /* ---- time ---- */
 int64_t _stp_gettime_ns(int clock_id); /* CLOCK_REALTIME, CLOCK_MONOTONIC ... */
@@ -207,5 +221,14 @@ struct _stp_run_options {
 	int verbose;
 };
 int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o);
+
+/* ---- tapset helpers (runtime/tapset_helpers.c, used by the tapset) ---- */
+
+/* text_str, text_strn, string_quoted: in escaped so that every character
+ * is printable ASCII (\n, \", \ooo octal, \uXXXX for UTF-8, ...), into
+ * dst of dstsize bytes. outlen caps the result's length (<= 0: dstsize-1);
+ * quoted puts double quotes around it, and "..." after the closing quote
+ * when the input did not fit. */
+void _stp_text_str(char *dst, size_t dstsize, const char *in, int64_t outlen, int quoted);
 
 #endif

@@ -31,6 +31,7 @@ enum token_type {
 	TOK_OPERATOR, /* content is the operator text */
 	TOK_EMBEDDED, /* %{ ... %}: content is the C text between */
 	TOK_EOF,
+	TOK_JUNK,     /* lexer error (pass 1 internal): content is the message */
 };
 
 struct token {
@@ -39,6 +40,9 @@ struct token {
 	struct srcloc loc;
 	/* Where a macro expansion or @define produced this token. */
 	const struct token *chain;
+	/* TOK_STRING: the literal as SystemTap's lexer keeps it (escapes other
+	 * than \" left as written); -p1 prints this. NULL if synthesized. */
+	const char *raw;
 };
 
 /* "identifier 'x'", "operator '+'", "number '5'", "string \"s\"",
@@ -183,6 +187,9 @@ struct vardecl {
 	int used, written, read;
 	int hist_linear, hist_lo, hist_hi, hist_step, hist_log; /* stats: hist use */
 	int id;
+	/* pass 2: where the type / arity / index types were first inferred */
+	const struct token *type_tok, *arity_tok, *index_tok[9];
+	const struct token *hist_tok;
 };
 
 struct functiondecl {
@@ -194,8 +201,9 @@ struct functiondecl {
 	struct stmt *body;         /* S_BLOCK, or S_EMBEDDED for %{ %} */
 	int is_private;
 	const struct source_file *file;
-	/* %{ /* pure */ /* unprivileged */ ... markers are left in the code */
+	/* "pure" and "unprivileged" comment markers are left in the code */
 	int id, used;
+	const struct token *type_tok; /* pass 2: where the type was inferred */
 };
 
 /* One probe point: component(arg).component(arg)...? ! if (cond) */

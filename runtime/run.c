@@ -1,0 +1,352 @@
+/* The run: begin probes, then an event loop (timers, signals, the -T
+ * deadline, the target's exit), then end or error probes, SystemTap's
+ * end-of-run warnings and the exit status.
+ *
+ * As in SystemTap, a probe runs only in its session state: begin in
+ * STARTING, timers in RUNNING, end in STOPPING, error in ERROR. exit()
+ * moves to STOPPING (so later begin probes are skipped too), and a
+ * run-time error beyond MAXERRORS moves to ERROR, which skips the
+ * remaining begin/end probes and runs the error probes instead.
+ *
+ * The loop waits in ppoll() on a signalfd and, with -x, a pidfd; the
+ * ptrace engine will add waitpid events (SIGCHLD arrives on the same
+ * signalfd) without changing its shape. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "stp_internal.h"
+#include "target.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+struct timer {
+	int64_t deadline;
+	const struct _stp_probe *probe;
+	size_t seq;         /* ties fire in script order */
+};
+
+struct run {
+	const struct _stp_module *m;
+	const struct _stp_run_options *o;
+	struct timer *heap;
+	size_t ntimers;
+	int sigfd;
+	int64_t deadline;   /* -T, monotonic ns; 0 = none */
+	uint64_t rng;
+};
+
+/* ---- timer heap (a binary min-heap on deadline, then seq) ---- */
+
+static int timer_before(const struct timer *a, const struct timer *b)
+{
+	return a->deadline != b->deadline ? a->deadline < b->deadline : a->seq < b->seq;
+}
+
+static void heap_sift_down(struct timer *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, min = i;
+		struct timer t;
+
+		if (l < n && timer_before(&h[l], &h[min]))
+			min = l;
+		if (r < n && timer_before(&h[r], &h[min]))
+			min = r;
+		if (min == i)
+			return;
+		t = h[i], h[i] = h[min], h[min] = t;
+		i = min;
+	}
+}
+
+static uint64_t next_random(struct run *r)
+{
+	/* xorshift64*: jitter needs no quality, just no libc state */
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return r->rng * 2685821657736338717ull;
+}
+
+/* One period of a timer: its interval, +- uniform jitter with .randomize. */
+static int64_t period(struct run *r, const struct _stp_probe *p)
+{
+	int64_t ns = p->interval_ns > 0 ? p->interval_ns : 1000000;
+
+	if (p->randomize_ns > 0) {
+		uint64_t span = 2 * (uint64_t)p->randomize_ns + 1;
+		ns += (int64_t)(next_random(r) % span) - p->randomize_ns;
+	}
+	return ns < 1000 ? 1000 : ns;
+}
+
+static int timers_init(struct run *r, int64_t now)
+{
+	const struct _stp_module *m = r->m;
+
+	r->heap = calloc((size_t)m->nprobes + 1, sizeof *r->heap);
+	if (!r->heap)
+		return -1;
+	for (int i = 0; i < m->nprobes; i++) {
+		const struct _stp_probe *p = &m->probes[i];
+		if (p->kind != STP_PROBE_TIMER)
+			continue;
+		r->heap[r->ntimers] = (struct timer){ now + period(r, p), p, r->ntimers };
+		r->ntimers++;
+	}
+	for (size_t i = r->ntimers / 2; i-- > 0;)
+		heap_sift_down(r->heap, r->ntimers, i);
+	return 0;
+}
+
+/* ---- handlers ---- */
+
+static void run_handler(struct run *r, const struct _stp_probe *p)
+{
+	struct _stp_context c;
+
+	memset(&c, 0, sizeof c);
+	c.actionremaining = r->m->maxaction > 0 ? r->m->maxaction : 1000;
+	c.probe = p;
+	_stp_regex_reset();
+	p->handler(&c);
+	_stp_print_flush(&c);
+	if (c.last_error) {
+		if (c.last_stmt)
+			_stp_msg_error("%s near %s", c.last_error, c.last_stmt);
+		else
+			_stp_msg_error("%s", c.last_error);
+		_stp_error_count++;
+		if (_stp_error_count > _stp_maxerrors) {
+			_stp_session_state = STP_SESSION_ERROR;
+			_stp_exit_requested = 1;
+		}
+	}
+	if (_stp_skipped_count > _stp_maxskipped && _stp_session_state == STP_SESSION_RUNNING) {
+		_stp_session_state = STP_SESSION_ERROR;
+		_stp_exit_requested = 1;
+		_stp_error_count++;
+		_stp_msg_error("Skipped too many probes, check MAXSKIPPED or try again "
+			       "with stap -t for more details.");
+	}
+}
+
+static int by_sequence(const void *a, const void *b)
+{
+	const struct _stp_probe *const *x = a, *const *y = b;
+
+	if ((*x)->sequence != (*y)->sequence)
+		return (*x)->sequence < (*y)->sequence ? -1 : 1;
+	return *x < *y ? -1 : *x > *y; /* stable: table order */
+}
+
+/* Run every probe of a kind, by sequence number, while the session stays
+ * in the state that kind needs. */
+static void run_kind(struct run *r, enum _stp_probe_kind kind, enum _stp_session_state state)
+{
+	const struct _stp_module *m = r->m;
+	const struct _stp_probe **v = malloc(((size_t)m->nprobes + 1) * sizeof *v);
+	int n = 0;
+
+	if (!v)
+		return;
+	for (int i = 0; i < m->nprobes; i++)
+		if (m->probes[i].kind == kind)
+			v[n++] = &m->probes[i];
+	qsort(v, (size_t)n, sizeof *v, by_sequence);
+	for (int i = 0; i < n; i++)
+		if (_stp_session_state == state)
+			run_handler(r, v[i]);
+	free(v);
+}
+
+/* ---- the loop ---- */
+
+/* Drains the signalfd; returns 1 when the run should end. */
+static int handle_signals(struct run *r)
+{
+	struct signalfd_siginfo si;
+	int stop = 0;
+
+	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		if (si.ssi_signo == SIGCHLD)
+			stop |= _stp_target_reap(r->o->verbose);
+		else
+			stop = 1;
+	}
+	return stop;
+}
+
+static void fire_due_timers(struct run *r, int64_t now)
+{
+	while (r->ntimers && r->heap[0].deadline <= now &&
+	       _stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested) {
+		struct timer *t = &r->heap[0];
+		int64_t next = t->deadline + period(r, t->probe);
+
+		run_handler(r, t->probe);
+		now = _stp_gettime_ns(CLOCK_MONOTONIC);
+		/* A handler slower than its period skips missed ticks rather
+		 * than firing in a burst. */
+		t->deadline = next > now ? next : now + period(r, t->probe);
+		heap_sift_down(r->heap, r->ntimers, 0);
+	}
+}
+
+static void event_loop(struct run *r)
+{
+	while (_stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested) {
+		struct pollfd fds[2];
+		int nfds = 0, pidfd = _stp_target_pidfd();
+		int64_t now = _stp_gettime_ns(CLOCK_MONOTONIC), wake = INT64_MAX;
+		struct timespec ts, *tsp = NULL;
+
+		if (r->deadline && now >= r->deadline)
+			break;
+		fire_due_timers(r, now);
+		if (_stp_session_state != STP_SESSION_RUNNING || _stp_exit_requested)
+			break;
+		if (r->ntimers)
+			wake = r->heap[0].deadline;
+		if (r->deadline && r->deadline < wake)
+			wake = r->deadline;
+		if (wake != INT64_MAX) {
+			int64_t d = wake - _stp_gettime_ns(CLOCK_MONOTONIC);
+			if (d < 0)
+				d = 0;
+			ts.tv_sec = d / 1000000000;
+			ts.tv_nsec = d % 1000000000;
+			tsp = &ts;
+		}
+		fds[nfds++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
+		if (pidfd >= 0)
+			fds[nfds++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+		if (ppoll(fds, (nfds_t)nfds, tsp, NULL) < 0) {
+			if (errno == EINTR)
+				continue;
+			_stp_msg_error("ppoll: %s", strerror(errno));
+			break;
+		}
+		if ((fds[0].revents & POLLIN) && handle_signals(r))
+			break;
+		if (nfds > 1 && (fds[1].revents & (POLLIN | POLLHUP)))
+			break;  /* the -x process exited */
+	}
+}
+
+static int block_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+static void apply_limits(const struct _stp_module *m)
+{
+	if (m->maxstringlen > 1)
+		_stp_maxstringlen = m->maxstringlen;
+	if (m->maxaction > 0)
+		_stp_maxaction = m->maxaction;
+	if (m->maxmapentries > 0)
+		_stp_maxmapentries = m->maxmapentries;
+	if (m->maxnesting > 0)
+		_stp_maxnesting = m->maxnesting;
+	if (m->maxerrors >= 0)
+		_stp_maxerrors = m->maxerrors;
+	if (m->maxskipped >= 0)
+		_stp_maxskipped = m->maxskipped;
+}
+
+static void reset_session(void)
+{
+	_stp_session_state = STP_SESSION_STARTING;
+	_stp_error_count = 0;
+	_stp_skipped_count = 0;
+	_stp_exit_requested = 0;
+}
+
+/* Globals, begin, the loop, end/error: everything between a ready
+ * transport and the final report. */
+static void run_session(struct run *r)
+{
+	struct _stp_context c;
+
+	memset(&c, 0, sizeof c);
+	if (r->m->init_globals && (r->m->init_globals(&c) != 0 || c.last_error)) {
+		_stp_msg_error("%s", c.last_error ? c.last_error : "couldn't initialize globals");
+		_stp_error_count++;
+		return;
+	}
+	run_kind(r, STP_PROBE_BEGIN, STP_SESSION_STARTING);
+	if (_stp_session_state == STP_SESSION_STARTING)
+		_stp_session_state = STP_SESSION_RUNNING;
+	if (_stp_target_release() < 0 && _stp_session_state == STP_SESSION_RUNNING)
+		_stp_session_state = STP_SESSION_ERROR;
+	if (timers_init(r, _stp_gettime_ns(CLOCK_MONOTONIC)) == 0)
+		event_loop(r);
+	if (_stp_session_state == STP_SESSION_RUNNING)
+		_stp_session_state = STP_SESSION_STOPPING;
+	run_kind(r, STP_PROBE_END, STP_SESSION_STOPPING);
+	run_kind(r, STP_PROBE_ERROR, STP_SESSION_ERROR);
+	_stp_session_state = STP_SESSION_STOPPED;
+	if (r->m->free_globals)
+		r->m->free_globals();
+}
+
+int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
+{
+	struct _stp_run_options none = { 0 };
+	struct run r = { .m = m, .o = o ? o : &none, .sigfd = -1 };
+	sigset_t oldmask;
+
+	if (!m || m->abi_version != STP_ABI_VERSION) {
+		_stp_msg_error("module ABI version mismatch (%d vs %d)", m ? m->abi_version : -1,
+			       STP_ABI_VERSION);
+		return 1;
+	}
+	o = r.o;
+	reset_session();
+	apply_limits(m);
+	r.rng = (uint64_t)_stp_gettime_ns(CLOCK_MONOTONIC) | 1;
+	if (_stp_transport_open(o->output_file) < 0)
+		return 1;
+	r.sigfd = block_signals(&oldmask);
+	if (r.sigfd < 0) {
+		_stp_msg_error("signalfd: %s", strerror(errno));
+		_stp_transport_close();
+		return 1;
+	}
+	if (_stp_target_start(o, &oldmask) < 0) {
+		_stp_error_count++;
+	} else {
+		if (o->timeout_s > 0)
+			r.deadline = _stp_gettime_ns(CLOCK_MONOTONIC) +
+				     (int64_t)o->timeout_s * 1000000000;
+		run_session(&r);
+	}
+	_stp_target_finish(o->verbose);
+	_stp_transport_close();
+	_stp_regex_cleanup();
+	free(r.heap);
+	close(r.sigfd);
+	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	if (_stp_error_count || _stp_skipped_count)
+		_stp_msg_warn("Number of errors: %d, skipped probes: %d", _stp_error_count,
+			      _stp_skipped_count);
+	return _stp_error_count ? 1 : 0;
+}

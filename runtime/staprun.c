@@ -1,0 +1,149 @@
+/* staprun: run a compiled script (a shared object) on its own.
+ *
+ *   staprun [-v] [-o FILE] [-T SECONDS] [-c CMD | -x PID] OBJECT
+ *
+ * The object resolves the runtime's _stp_* symbols from this executable
+ * (linked with -rdynamic), so one runtime serves every script. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "stap_runtime.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s [-v] [-o FILE] [-T SECONDS] [-c CMD | -x PID] OBJECT\n"
+		"  -v          be verbose (repeatable)\n"
+		"  -o FILE     write the script's output to FILE\n"
+		"  -T SECONDS  end the run after SECONDS (end probes run)\n"
+		"  -c CMD      run CMD (with /bin/sh -c); end when it exits\n"
+		"  -x PID      end when process PID exits\n"
+		"  -h          show this help\n",
+		prog);
+}
+
+static int parse_long(const char *s, long min, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static const struct _stp_module *load(const char *path, void **handle)
+{
+	struct stat sb;
+	const struct _stp_module *m;
+	char *err;
+
+	if (stat(path, &sb) < 0) {
+		fprintf(stderr, "ERROR: Couldn't open '%s': %s\n", path, strerror(errno));
+		return NULL;
+	}
+	/* dlopen searches the library path for names without a slash. */
+	char buf[PATH_MAX];
+	if (!strchr(path, '/') && snprintf(buf, sizeof buf, "./%s", path) < (int)sizeof buf)
+		path = buf;
+	*handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	if (!*handle) {
+		err = dlerror();
+		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path, err ? err : "unknown error");
+		return NULL;
+	}
+	dlerror();
+	m = dlsym(*handle, STP_MODULE_SYMBOL);
+	if (!m) {
+		fprintf(stderr, "ERROR: '%s' is not a compiled script (no %s symbol)\n", path,
+			STP_MODULE_SYMBOL);
+		return NULL;
+	}
+	if (m->abi_version != STP_ABI_VERSION) {
+		fprintf(stderr,
+			"ERROR: '%s' was compiled for runtime ABI version %d, this staprun runs "
+			"version %d; recompile it with this stap\n",
+			path, m->abi_version, STP_ABI_VERSION);
+		return NULL;
+	}
+	return m;
+}
+
+int main(int argc, char **argv)
+{
+	struct _stp_run_options o = { 0 };
+	const struct _stp_module *m;
+	void *handle = NULL;
+	long v;
+	int c, rc;
+
+	while ((c = getopt(argc, argv, "+vo:T:c:x:h")) != -1) {
+		switch (c) {
+		case 'v':
+			o.verbose++;
+			break;
+		case 'o':
+			o.output_file = optarg;
+			break;
+		case 'T':
+			if (parse_long(optarg, 1, &v) < 0 || v > INT_MAX) {
+				fprintf(stderr, "ERROR: Invalid timeout '%s'\n", optarg);
+				return 1;
+			}
+			o.timeout_s = (int)v;
+			break;
+		case 'c':
+			o.target_cmd = optarg;
+			break;
+		case 'x':
+			if (parse_long(optarg, 1, &v) < 0) {
+				fprintf(stderr, "ERROR: Invalid target process ID '%s'\n", optarg);
+				return 1;
+			}
+			o.target_pid = v;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 1;
+		}
+	}
+	if (o.target_cmd && o.target_pid) {
+		fprintf(stderr, "ERROR: You can't specify the '-c' and '-x' options together.\n");
+		return 1;
+	}
+	if (optind != argc - 1) {
+		usage(stderr, argv[0]);
+		return 1;
+	}
+	/* A closed output pipe is an error to report, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	m = load(argv[optind], &handle);
+	if (!m) {
+		if (handle)
+			dlclose(handle);
+		return 1;
+	}
+	if (o.verbose)
+		fprintf(stderr, "staprun: running %s\n", m->script_name ? m->script_name : argv[optind]);
+	rc = _stp_run(m, &o);
+	fflush(stdout);
+	dlclose(handle);
+	return rc;
+}

@@ -1,0 +1,319 @@
+/* Statistics (<<< and @count/@sum/@min/@max/@avg/@variance) and
+ * histograms, with SystemTap's integer arithmetic: @avg truncates
+ * sum/count; @variance is Welford's online algorithm on integers as
+ * SystemTap keeps it per CPU (with its 32-bit delta), then combined by the
+ * "total variance" formula it uses across CPUs (here one CPU), so rounding
+ * matches SystemTap's results exactly. */
+#include "stp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define STP_MAX_BUCKETS 128   /* linear histograms, incl. under/overflow */
+#define HIST_LOG_BUCKETS 128
+#define HIST_LOG_BUCKET0 64   /* the bucket of value 0 */
+#define HIST_WIDTH 50         /* '@' columns */
+#define HIST_ELISION 2        /* zero rows kept around data */
+
+struct _stp_stat {
+	int64_t count, sum, min, max;
+	int64_t avg_s, m2, variance_s; /* Welford state, scaled by shift */
+	int shift;
+	struct _stp_hist_spec hist;
+	int buckets;
+	int64_t histogram[];
+};
+
+static int linear_buckets(const struct _stp_hist_spec *h)
+{
+	int64_t n;
+
+	if (h->interval <= 0) {
+		_stp_msg_warn("histogram: interval cannot be zero.");
+		return 0;
+	}
+	n = h->stop > h->start ? (h->stop - h->start) / h->interval + 3 : 0;
+	if (n < 3 || n > STP_MAX_BUCKETS) {
+		_stp_msg_warn("histogram: Number of buckets must be between 1 and %d\n"
+			      "Number_of_buckets = (stop - start) / interval.\n"
+			      "Please adjust your start, stop, and interval values.",
+			      STP_MAX_BUCKETS - 2);
+		return 0;
+	}
+	return (int)n;
+}
+
+struct _stp_stat *_stp_stat_new(const struct _stp_hist_spec *hist)
+{
+	struct _stp_hist_spec h = { STP_HIST_NONE, 0, 0, 0 };
+	int buckets = 0;
+	struct _stp_stat *st;
+
+	if (hist)
+		h = *hist;
+	if (h.kind == STP_HIST_LOG)
+		buckets = HIST_LOG_BUCKETS;
+	else if (h.kind == STP_HIST_LINEAR)
+		buckets = linear_buckets(&h);
+	if (buckets == 0)
+		h.kind = STP_HIST_NONE;
+	st = calloc(1, sizeof *st + (size_t)buckets * sizeof(int64_t));
+	if (!st)
+		return NULL;
+	st->hist = h;
+	st->buckets = buckets;
+	return st;
+}
+
+void _stp_stat_free(struct _stp_stat *st)
+{
+	free(st);
+}
+
+void _stp_stat_clear(struct _stp_stat *st)
+{
+	if (!st)
+		return;
+	st->count = st->sum = st->min = st->max = 0;
+	st->avg_s = st->m2 = st->variance_s = 0;
+	memset(st->histogram, 0, (size_t)st->buckets * sizeof(int64_t));
+}
+
+/* log2 bucket: 64 for 0, 64+k+1 for values in [2^k, 2^(k+1)), mirrored
+ * below 64 for negative values. */
+static int log_bucket(int64_t val)
+{
+	uint64_t u;
+	int res;
+
+	if (val == 0)
+		return HIST_LOG_BUCKET0;
+	u = val < 0 ? 0 - (uint64_t)val : (uint64_t)val;
+	res = HIST_LOG_BUCKETS - __builtin_clzll(u);
+	if (val < 0)
+		res = HIST_LOG_BUCKETS - res;
+	return res >= HIST_LOG_BUCKETS ? HIST_LOG_BUCKETS - 1 : res;
+}
+
+static int64_t log_bucket_value(int num)
+{
+	if (num == HIST_LOG_BUCKET0)
+		return 0;
+	if (num < HIST_LOG_BUCKET0)
+		return INT64_MIN >> num;
+	return (int64_t)1 << (num - HIST_LOG_BUCKET0 - 1);
+}
+
+static int linear_bucket(const struct _stp_stat *st, int64_t val)
+{
+	uint64_t off;
+
+	if (val < st->hist.start)
+		return 0;
+	off = ((uint64_t)val - (uint64_t)st->hist.start) / (uint64_t)st->hist.interval + 1;
+	return off >= (uint64_t)st->buckets - 1 ? st->buckets - 1 : (int)off;
+}
+
+void _stp_stat_add(struct _stp_stat *st, int64_t val)
+{
+	if (!st)
+		return;
+	if (st->count == 0) {
+		st->count = 1;
+		st->sum = st->min = st->max = val;
+		st->avg_s = (int64_t)((uint64_t)val << st->shift);
+		st->m2 = 0;
+	} else {
+		int64_t scaled = (int64_t)((uint64_t)val << st->shift);
+		int delta = (int)(int32_t)(uint32_t)(uint64_t)(scaled - st->avg_s);
+
+		st->count++;
+		st->sum = (int64_t)((uint64_t)st->sum + (uint64_t)val);
+		if (val > st->max)
+			st->max = val;
+		if (val < st->min)
+			st->min = val;
+		st->avg_s += _stp_div64(NULL, delta, st->count);
+		st->m2 = (int64_t)((uint64_t)st->m2 +
+				   (uint64_t)delta * (uint64_t)(scaled - st->avg_s));
+		st->variance_s = _stp_div64(NULL, st->m2, st->count - 1);
+	}
+	if (st->hist.kind == STP_HIST_LOG)
+		st->histogram[log_bucket(val)]++;
+	else if (st->hist.kind == STP_HIST_LINEAR)
+		st->histogram[linear_bucket(st, val)]++;
+}
+
+static int64_t variance(const struct _stp_stat *st)
+{
+	int64_t avg = _stp_div64(NULL, (int64_t)((uint64_t)st->sum << st->shift), st->count);
+	uint64_t d = (uint64_t)(st->avg_s - avg);
+	uint64_t s1 = (uint64_t)st->count * d * d;
+	uint64_t s2 = (uint64_t)(st->count - 1) * (uint64_t)st->variance_s;
+
+	return _stp_div64(NULL, (int64_t)(s1 + s2), st->count - 1) >> (2 * st->shift);
+}
+
+int64_t _stp_stat_get(struct _stp_context *c, const struct _stp_stat *st, enum _stp_stat_op op)
+{
+	int64_t count = st ? st->count : 0;
+
+	if (op == STP_COUNT)
+		return count;
+	if (op == STP_SUM)
+		return count ? st->sum : 0;
+	if (count == 0) {
+		if (c)
+			c->last_error = "empty aggregate";
+		return 0;
+	}
+	switch (op) {
+	case STP_MIN: return st->min;
+	case STP_MAX: return st->max;
+	case STP_AVG: return _stp_div64(NULL, st->sum, st->count);
+	case STP_VARIANCE: return variance(st);
+	default: return 0;
+	}
+}
+
+int64_t _stp_stat_hist_bucket(struct _stp_context *c, const struct _stp_stat *st, int64_t bucket)
+{
+	if (!st || st->hist.kind == STP_HIST_NONE)
+		return 0;
+	if (bucket < 0 || bucket >= st->buckets) {
+		if (c)
+			c->last_error = "histogram index out of range";
+		return 0;
+	}
+	return st->histogram[bucket];
+}
+
+/* Characters needed to print v in decimal. */
+static int needed_space(int64_t v)
+{
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	int space = v < 0;
+
+	if (v == 0)
+		return 1;
+	for (; u; u /= 10)
+		space++;
+	return space;
+}
+
+static void hist_printf(struct _stp_context *c, const char *fmt, int64_t n1, const char *s, int64_t n2)
+{
+	struct _stp_val a[3] = { { n1, NULL }, { 0, s }, { n2, NULL } };
+	_stp_format(c, NULL, fmt, a, 3);
+}
+
+/* Is row i to be elided: it and its neighbours within HIST_ELISION (inside
+ * the printed range) all zero. */
+static int elided(const struct _stp_stat *st, int i, int low, int high)
+{
+	int lo = i - HIST_ELISION > low ? i - HIST_ELISION : low;
+	int hi = i + HIST_ELISION < high ? i + HIST_ELISION : high;
+
+	for (int k = lo; k <= hi; k++)
+		if (st->histogram[k])
+			return 0;
+	return 1;
+}
+
+static int64_t row_value(const struct _stp_stat *st, int i, const char **prefix)
+{
+	*prefix = "";
+	if (st->hist.kind == STP_HIST_LOG)
+		return log_bucket_value(i);
+	if (i == 0) {
+		*prefix = "<";
+		return st->hist.start;
+	}
+	if (i == st->buckets - 1) {
+		*prefix = ">";
+		return st->hist.start + (int64_t)(i - 2) * st->hist.interval;
+	}
+	return st->hist.start + (int64_t)(i - 1) * st->hist.interval;
+}
+
+void _stp_stat_print_hist(struct _stp_context *c, const struct _stp_stat *st)
+{
+	int low = -1, high = 0, under = 0, over = 0, val_space, cnt_space, eliding = 0;
+	int64_t valmax = 0, scale;
+	int linear;
+
+	if (!st || st->count == 0) {
+		if (c)
+			c->last_error = "empty aggregate";
+		return;
+	}
+	if (st->hist.kind == STP_HIST_NONE)
+		return;
+	linear = st->hist.kind == STP_HIST_LINEAR;
+	for (int i = 0; i < st->buckets; i++) {
+		if (st->histogram[i] > 0 && low == -1)
+			low = i;
+		if (st->histogram[i] > 0)
+			high = i;
+		if (st->histogram[i] > valmax)
+			valmax = st->histogram[i];
+	}
+	/* Up to two empty rows either side; log histograms don't reach into
+	 * the negative half without negative data. */
+	for (int i = 0; i < 2; i++) {
+		if (low > 0 && (linear || low != HIST_LOG_BUCKET0))
+			low--;
+		if (high < st->buckets - 1)
+			high++;
+	}
+	if (linear) {
+		if (low == 0 && st->histogram[0] == 0)
+			low++;
+		if (high == st->buckets - 1 && st->histogram[high] == 0)
+			high--;
+		under = low == 0;
+		over = high == st->buckets - 1;
+	}
+	scale = valmax <= HIST_WIDTH ? 1 : (valmax + HIST_WIDTH - 1) / HIST_WIDTH;
+	cnt_space = needed_space(valmax);
+	if (linear) {
+		int a = needed_space(st->hist.start) + under;
+		int b = needed_space(st->hist.start + st->hist.interval * high) + over;
+		val_space = a > b ? a : b;
+	} else {
+		int a = needed_space(log_bucket_value(high));
+		int b = needed_space(log_bucket_value(low));
+		val_space = a > b ? a : b;
+	}
+	if (val_space < 5)
+		val_space = 5;
+
+	hist_printf(c, "%*s |", val_space, "value", 0);
+	for (int j = 0; j < HIST_WIDTH; j++)
+		_stp_print_n(c, "-", 1);
+	_stp_print(c, " count\n");
+	for (int i = low; i <= high; i++) {
+		const char *prefix;
+		int64_t val, bar;
+
+		if (elided(st, i, low, high)) {
+			eliding = 1;
+			continue;
+		}
+		if (eliding) {
+			hist_printf(c, "%*s ~\n", val_space, "", 0);
+			eliding = 0;
+		}
+		val = row_value(st, i, &prefix);
+		hist_printf(c, "%*s%d |", val_space - needed_space(val), prefix, val);
+		bar = st->histogram[i] / scale;
+		for (int64_t j = 0; j < bar; j++)
+			_stp_print_n(c, "@", 1);
+		{
+			struct _stp_val a[2] = { { HIST_WIDTH - bar + 1 + cnt_space, NULL },
+						 { st->histogram[i], NULL } };
+			_stp_format(c, NULL, "%*d\n", a, 2);
+		}
+	}
+	_stp_print(c, "\n");
+}

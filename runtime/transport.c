@@ -1,0 +1,97 @@
+/* Output transport: a handler's print output collects in one buffer and
+ * is written as a unit when the handler ends (or when it grows past a
+ * bound, so huge output needs no huge memory); nothing is dropped. */
+#include "stp_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Past this, a handler's output is written early. */
+#define STP_OUTBUF_HIGH (1u << 20)
+
+struct _stp_strbuf _stp_outbuf;
+static int out_fd = STDOUT_FILENO;
+static int out_failed;
+
+/* write(2) until all is out, across EINTR and partial writes. */
+int _stp_write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int _stp_transport_open(const char *output_file)
+{
+	out_failed = 0;
+	out_fd = STDOUT_FILENO;
+	if (output_file) {
+		int fd = open(output_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			_stp_msg_error("Couldn't open file '%s': %s", output_file, strerror(errno));
+			return -1;
+		}
+		out_fd = fd;
+	}
+	return 0;
+}
+
+static void flush_out(void)
+{
+	if (_stp_outbuf.len && !out_failed &&
+	    _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len) < 0) {
+		/* The reader went away (EPIPE) or the disk is full: end the run
+		 * rather than trace on with nowhere to print. */
+		out_failed = 1;
+		if (errno != EPIPE)
+			_stp_msg_error("couldn't write output: %s", strerror(errno));
+		_stp_exit(NULL);
+	}
+	_stp_outbuf.len = 0;
+	if (_stp_outbuf.buf)
+		_stp_outbuf.buf[0] = '\0';
+	if (_stp_outbuf.oom) {
+		_stp_outbuf.oom = 0;
+		_stp_msg_error("out of memory: print output lost");
+	}
+}
+
+void _stp_transport_close(void)
+{
+	flush_out();
+	free(_stp_outbuf.buf);
+	memset(&_stp_outbuf, 0, sizeof _stp_outbuf);
+	if (out_fd != STDOUT_FILENO)
+		close(out_fd);
+	out_fd = STDOUT_FILENO;
+}
+
+void _stp_print_n(struct _stp_context *c, const char *s, size_t n)
+{
+	(void)c;
+	_stp_strbuf_put(&_stp_outbuf, s, n);
+	if (_stp_outbuf.len >= STP_OUTBUF_HIGH)
+		flush_out();
+}
+
+void _stp_print(struct _stp_context *c, const char *s)
+{
+	_stp_print_n(c, s, strlen(s));
+}
+
+void _stp_print_flush(struct _stp_context *c)
+{
+	(void)c;
+	flush_out();
+}

@@ -1,0 +1,327 @@
+/* The compiled-object cache: $XDG_CACHE_HOME/stap (else ~/.cache/stap),
+ * mode 0700, holding stap_<hash>.c and stap_<hash>.so. The hash (SHA-1)
+ * covers everything that changes the object: the script, every tapset
+ * file read, script arguments, -D/-G/-g/-u, the runtime header, the
+ * compiler binary and this translator binary (so a rebuilt translator
+ * never reuses objects of an older one). Entries that are not ours or
+ * not private are ignored, never trusted. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "emit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "dev"
+#endif
+
+/* ---- SHA-1 (FIPS 180-4), enough for a cache key ---- */
+
+struct sha1 {
+	uint32_t h[5];
+	uint64_t len;
+	unsigned char buf[64];
+	size_t n;
+};
+
+static uint32_t rol(uint32_t x, int k)
+{
+	return (x << k) | (x >> (32 - k));
+}
+
+static void sha1_block(struct sha1 *c, const unsigned char *p)
+{
+	uint32_t w[80], a = c->h[0], b = c->h[1], d0 = c->h[2], d = c->h[3], e = c->h[4];
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+	for (int i = 16; i < 80; i++)
+		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+	for (int i = 0; i < 80; i++) {
+		uint32_t f, k;
+		if (i < 20)
+			f = (b & d0) | (~b & d), k = 0x5a827999;
+		else if (i < 40)
+			f = b ^ d0 ^ d, k = 0x6ed9eba1;
+		else if (i < 60)
+			f = (b & d0) | (b & d) | (d0 & d), k = 0x8f1bbcdc;
+		else
+			f = b ^ d0 ^ d, k = 0xca62c1d6;
+		uint32_t t = rol(a, 5) + f + e + k + w[i];
+		e = d, d = d0, d0 = rol(b, 30), b = a, a = t;
+	}
+	c->h[0] += a, c->h[1] += b, c->h[2] += d0, c->h[3] += d, c->h[4] += e;
+}
+
+static void sha1_init(struct sha1 *c)
+{
+	static const uint32_t iv[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
+					0xc3d2e1f0 };
+	memcpy(c->h, iv, sizeof iv);
+	c->len = 0;
+	c->n = 0;
+}
+
+static void sha1_update(struct sha1 *c, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	c->len += len;
+	while (len--) {
+		c->buf[c->n++] = *p++;
+		if (c->n == 64) {
+			sha1_block(c, c->buf);
+			c->n = 0;
+		}
+	}
+}
+
+static void sha1_final(struct sha1 *c, char hex[41])
+{
+	uint64_t bits = c->len * 8;
+	unsigned char pad = 0x80, zero = 0, lenb[8];
+	sha1_update(c, &pad, 1);
+	while (c->n != 56)
+		sha1_update(c, &zero, 1);
+	for (int i = 0; i < 8; i++)
+		lenb[i] = (unsigned char)(bits >> (56 - 8 * i));
+	sha1_update(c, lenb, 8);
+	for (int i = 0; i < 5; i++)
+		sprintf(hex + 8 * i, "%08x", c->h[i]);
+}
+
+/* Each item is length-prefixed so "ab"+"c" differs from "a"+"bc". */
+static void put(struct sha1 *c, const char *tag, const char *s)
+{
+	size_t n = s ? strlen(s) : (size_t)-1;
+	sha1_update(c, tag, strlen(tag) + 1);
+	sha1_update(c, &n, sizeof n);
+	if (s)
+		sha1_update(c, s, n);
+}
+
+static void put_file_id(struct sha1 *c, const char *tag, const char *path)
+{
+	struct stat st;
+	char *id = path && stat(path, &st) == 0
+			   ? xasprintf("%s %lld %lld %lld", path, (long long)st.st_size,
+				       (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec)
+			   : xstrdup("none");
+	put(c, tag, id);
+	free(id);
+}
+
+static void put_file_text(struct sha1 *c, const char *tag, const char *path)
+{
+	char *text = read_file(path, NULL);
+	put(c, tag, text ? text : "");
+	free(text);
+}
+
+/* The compiler binary as found on $PATH. */
+static char *find_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	if (strchr(prog, '/') || !path)
+		return xstrdup(prog);
+	char *copy = xstrdup(path);
+	for (char *dir = strtok(copy, ":"); dir; dir = strtok(NULL, ":")) {
+		char *p = xasprintf("%s/%s", dir, prog);
+		if (access(p, X_OK) == 0) {
+			free(copy);
+			return p;
+		}
+		free(p);
+	}
+	free(copy);
+	return xstrdup(prog);
+}
+
+static char hash_hex[41];
+
+const char *cache_hash(struct session *s)
+{
+	struct sha1 c;
+	struct stapfile *f;
+	const char *a;
+	struct define *d;
+	struct gset *g;
+
+	sha1_init(&c);
+	put(&c, "version", PACKAGE_VERSION " emit-1");
+	put_file_id(&c, "translator", "/proc/self/exe");
+	if (s->user_file && s->user_file->src)
+		put(&c, "script", s->user_file->src->text);
+	else
+		put(&c, "script", s->script_text);
+	vec_foreach(struct stapfile *, f, &s->library_files) if (f->src)
+	{
+		put(&c, "tapset", f->src->name);
+		put(&c, "text", f->src->text);
+	}
+	vec_foreach(const char *, a, &s->args) put(&c, "arg", a);
+	vec_foreach(struct define *, d, &s->defines)
+	{
+		put(&c, "D", d->name);
+		put(&c, "=", d->value);
+	}
+	vec_foreach(struct gset *, g, &s->gsets)
+	{
+		put(&c, "G", g->name);
+		put(&c, "=", g->value);
+	}
+	put(&c, "g", s->guru ? "1" : "0");
+	put(&c, "u", s->unoptimized ? "1" : "0");
+	if (s->runtime_include_dir) {
+		char *h = xasprintf("%s/stap_runtime.h", s->runtime_include_dir);
+		put_file_text(&c, "runtime", h);
+		free(h);
+	}
+	const char *cc = getenv("CC");
+	char *ccpath = find_in_path(cc && *cc && !strpbrk(cc, " \t") ? cc : "gcc");
+	put_file_id(&c, "cc", ccpath);
+	free(ccpath);
+	sha1_final(&c, hash_hex);
+	s->module_name = xasprintf("stap_%.32s", hash_hex);
+	return hash_hex;
+}
+
+const char *cache_default_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	if (x && *x == '/')
+		return xasprintf("%s/stap", x);
+	const char *home = getenv("HOME");
+	if (home && *home)
+		return xasprintf("%s/.cache/stap", home);
+	return NULL;
+}
+
+/* Ours, the right kind, and not writable by anyone else. */
+static int private_entry(const char *path, int want_dir)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+		return 0;
+	if (st.st_uid != geteuid())
+		return 0;
+	return (st.st_mode & 022) == 0;
+}
+
+static char *entry(const struct session *s, const char *ext)
+{
+	return xasprintf("%s/%s.%s", s->cache_dir, s->module_name, ext);
+}
+
+int cache_lookup(struct session *s)
+{
+	if (!s->cache_dir)
+		return 0;
+	cache_hash(s);
+	if (!private_entry(s->cache_dir, 1)) {
+		debug(DBG_CACHE, "cache directory %s missing or not private", s->cache_dir);
+		return 0;
+	}
+	char *c = entry(s, "c"), *so = entry(s, "so");
+	if (!private_entry(c, 0) || !private_entry(so, 0)) {
+		debug(DBG_CACHE, "no usable cache entry %s", so);
+		free(c);
+		free(so);
+		return 0;
+	}
+	s->c_file = c;
+	s->object_file = so;
+	s->cache_hit = 1;
+	if (s->verbose >= 1) {
+		fprintf(stderr, "Pass 3: using cached %s\n", c);
+		if (s->last_pass >= 4)
+			fprintf(stderr, "Pass 4: using cached %s\n", so);
+	}
+	if (s->last_pass == 3) {
+		char *text = read_file(c, NULL);
+		if (text)
+			fputs(text, stdout);
+		free(text);
+	} else if (s->last_pass == 4) {
+		printf("%s\n", so);
+	}
+	return 1;
+}
+
+static int mkdirs(const char *dir)
+{
+	char *p = xstrdup(dir);
+	for (char *q = p + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*q = '/';
+	}
+	int rc = mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
+	free(p);
+	return rc;
+}
+
+/* Copy FROM into the cache as TO, atomically (temp file + rename). */
+static int store_one(const char *from, const char *to, mode_t mode)
+{
+	size_t len;
+	char *data = read_file(from, &len);
+	if (!data)
+		return -1;
+	char *tmp = xasprintf("%s.XXXXXX", to);
+	int fd = mkstemp(tmp);
+	int ok = fd >= 0;
+	for (size_t off = 0; ok && off < len;) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w <= 0)
+			ok = 0;
+		else
+			off += (size_t)w;
+	}
+	if (fd >= 0) {
+		if (fchmod(fd, mode) != 0)
+			ok = 0;
+		if (close(fd) != 0)
+			ok = 0;
+	}
+	if (ok && rename(tmp, to) != 0)
+		ok = 0;
+	if (!ok && fd >= 0)
+		unlink(tmp);
+	free(tmp);
+	free(data);
+	return ok ? 0 : -1;
+}
+
+void cache_store(struct session *s)
+{
+	if (!s->cache_dir || s->cache_hit || !s->c_file || !s->object_file || !s->module_name)
+		return;
+	if (mkdirs(s->cache_dir) != 0 || !private_entry(s->cache_dir, 1)) {
+		debug(DBG_CACHE, "cannot use cache directory %s", s->cache_dir);
+		return;
+	}
+	char *c = entry(s, "c"), *so = entry(s, "so");
+	if (strcmp(s->object_file, so) == 0)
+		return; /* already stored */
+	if (store_one(s->c_file, c, 0600) == 0 && store_one(s->object_file, so, 0700) == 0) {
+		if (s->verbose >= 2)
+			fprintf(stderr, "Copying %s to %s\n", s->object_file, so);
+		s->object_file = so;
+	} else {
+		debug(DBG_CACHE, "could not store %s", so);
+	}
+}

@@ -1,0 +1,122 @@
+/* Pass 4: compile the generated C into a shared object with the system
+ * compiler. The object leaves the runtime's _stp_* symbols undefined;
+ * staprun resolves them when it dlopens the object. */
+#include "emit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Run ARGV, waiting for it; returns its exit status or -1. */
+static int run(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ERROR: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The compiler: $CC when it is one word, else gcc. */
+static const char *compiler(void)
+{
+	const char *cc = getenv("CC");
+	if (cc && *cc && !strpbrk(cc, " \t"))
+		return cc;
+	return "gcc";
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode)
+{
+	size_t len;
+	char *data = read_file(from, &len);
+	if (!data)
+		return -1;
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (fd < 0) {
+		free(data);
+		return -1;
+	}
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w <= 0) {
+			close(fd);
+			free(data);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	free(data);
+	return close(fd);
+}
+
+int pass4_compile(struct session *s)
+{
+	struct vec argv = { 0 };
+	struct define *d;
+
+	if (!s->object_file)
+		s->object_file = xasprintf("%s/%s.so", s->tmpdir ? s->tmpdir : ".",
+					   s->module_name ? s->module_name : "stap");
+	vec_push(&argv, (void *)compiler());
+	vec_push(&argv, "-shared");
+	vec_push(&argv, "-fPIC");
+	vec_push(&argv, "-O2");
+	vec_push(&argv, "-std=gnu11");
+	/* Our own code is warning-free; debugging the emitter wants proof. */
+	if (msg_debug_mask & (1u << DBG_COMPILE)) {
+		vec_push(&argv, "-Wall");
+		vec_push(&argv, "-Wextra");
+	}
+	if (s->runtime_include_dir)
+		vec_push(&argv, xasprintf("-I%s", s->runtime_include_dir));
+	vec_foreach(struct define *, d, &s->defines)
+		vec_push(&argv, d->value ? xasprintf("-D%s=%s", d->name, d->value)
+					 : xasprintf("-D%s", d->name));
+	vec_push(&argv, "-o");
+	vec_push(&argv, (void *)s->object_file);
+	vec_push(&argv, (void *)s->c_file);
+	vec_push(&argv, NULL);
+
+	if (s->verbose >= 3) {
+		fputs("Running", stderr);
+		for (int i = 0; i < argv.n - 1; i++)
+			fprintf(stderr, " %s", (char *)vec_at(&argv, i));
+		fputs("\n", stderr);
+	}
+	fflush(stdout);
+	fflush(stderr);
+	int rc = run((char *const *)argv.v);
+	free(argv.v);
+	if (rc != 0)
+		return 1;
+
+	cache_store(s);
+	if (s->last_pass == 4) {
+		/* Without a cache the temporary directory goes away: keep the
+		 * object in the current directory, as SystemTap does. */
+		if (!s->cache_hit && !s->keep_tmp && (!s->cache_dir || strncmp(s->object_file, s->cache_dir, strlen(s->cache_dir)) != 0)) {
+			char *here = xasprintf("%s.so", s->module_name ? s->module_name : "stap");
+			if (copy_file(s->object_file, here, 0755) == 0)
+				s->object_file = here;
+		}
+		printf("%s\n", s->object_file);
+	}
+	return 0;
+}

@@ -1,0 +1,226 @@
+/* Diagnostics in SystemTap's shapes; see diag.h for who prints what. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diag.h"
+
+static int n_parse, n_semantic, n_warnings;
+static int n_err_suppressed, n_warn_suppressed;
+static struct vec seen_errors, seen_warnings; /* keys: char * */
+static const struct source_file *last_file;  /* for ":L:C" elision */
+
+/* Has KEY been seen? Records it. Verbose runs never suppress. */
+static int seen_before(struct vec *seen, const char *key)
+{
+	const char *k;
+	vec_foreach(const char *, k, seen)
+		if (!strcmp(k, key))
+			return msg_verbose == 0;
+	vec_push(seen, xstrdup(key));
+	return 0;
+}
+
+const char *diag_loc_string(const struct srcloc *loc)
+{
+	static char buf[4096];
+	snprintf(buf, sizeof(buf), "%s:%d:%d",
+		 loc->file && loc->file->name ? loc->file->name : "",
+		 loc->line, loc->col);
+	return buf;
+}
+
+/* The text of line LINE of FILE (without newline), or NULL. */
+static const char *line_start(const struct source_file *f, int line, int *len)
+{
+	if (!f || !f->text || line < 1)
+		return NULL;
+	const char *p = f->text;
+	for (int l = 1; l < line; l++) {
+		p = strchr(p, '\n');
+		if (!p)
+			return NULL;
+		p++;
+	}
+	*len = (int)strcspn(p, "\n");
+	return p;
+}
+
+void diag_print_source(FILE *f, const char *prefix, const struct srcloc *loc)
+{
+	int len;
+	const char *s = line_start(loc->file, loc->line, &len);
+	if (!s)
+		return;
+	fprintf(f, "%s%.*s\n", prefix, len, s);
+	for (size_t i = 0; i < strlen(prefix); i++)
+		fputc(' ', f);
+	for (int i = 0; i < loc->col - 1 && i < len; i++)
+		fputc(s[i] == '\t' ? '\t' : ' ', f);
+	fputs("^\n", f);
+}
+
+/* "\tin expansion of macro: ..." lines for tokens from macro bodies. */
+static void print_chain(FILE *f, const struct token *tok, const char *prefix)
+{
+	for (const struct token *c = tok ? tok->chain : NULL; c; c = c->chain) {
+		fprintf(f, "\tin expansion of macro: %s at %s\n",
+			token_describe(c), diag_loc_string(&c->loc));
+		diag_print_source(f, prefix, &c->loc);
+	}
+}
+
+static void parse_error(const struct token *tok, const char *label,
+			int check_seen, const char *fmt, va_list ap)
+{
+	char *msg = xvasprintf(fmt, ap);
+	n_parse++;
+	if (check_seen && seen_before(&seen_errors, msg)) {
+		n_err_suppressed++;
+		free(msg);
+		return;
+	}
+	fprintf(stderr, "parse error: %s\n", msg);
+	free(msg);
+	if (tok && tok->type == TOK_EOF) {
+		fprintf(stderr, "%s%s EOF\n", label,
+			tok->loc.file ? tok->loc.file->name : "");
+	} else if (tok) {
+		fprintf(stderr, "%s%s at %s\n", label, token_describe(tok),
+			diag_loc_string(&tok->loc));
+		diag_print_source(stderr, "     source: ", &tok->loc);
+		print_chain(stderr, tok, "     source: ");
+	}
+	fputc('\n', stderr);
+}
+
+void diag_parse_error(const struct token *tok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	parse_error(tok, "        saw: ", 1, fmt, ap);
+	va_end(ap);
+}
+
+void diag_parse_error_at(const struct token *tok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	parse_error(tok, "         at: ", 1, fmt, ap);
+	va_end(ap);
+}
+
+void diag_parse_error_full(const struct token *tok, int saw, int check_seen,
+			   const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	parse_error(tok, saw ? "        saw: " : "         at: ", check_seen, fmt, ap);
+	va_end(ap);
+}
+
+/* "DESC at FILE:L:C", the file elided if it is the last one printed. */
+static void print_token_at(FILE *f, const struct token *tok)
+{
+	const struct source_file *file = tok->loc.file;
+	fprintf(f, "%s at %s:%d:%d\n", token_describe(tok),
+		file && file != last_file ? file->name : "",
+		tok->loc.line, tok->loc.col);
+	last_file = file;
+}
+
+static void semantic(const struct token *tok, const struct token *tok2,
+		     const char *fmt, va_list ap)
+{
+	n_semantic++;
+	if (seen_before(&seen_errors, fmt)) {
+		n_err_suppressed++;
+		return;
+	}
+	char *msg = xvasprintf(fmt, ap);
+	fprintf(stderr, "semantic error: %s", msg);
+	free(msg);
+	if (!tok) {
+		fputs("\n\n", stderr);
+		return;
+	}
+	fputs(": ", stderr);
+	print_token_at(stderr, tok);
+	diag_print_source(stderr, "        source: ", &tok->loc);
+	print_chain(stderr, tok, "        source: ");
+	if (tok2) {
+		print_token_at(stderr, tok2);
+		diag_print_source(stderr, "        source: ", &tok2->loc);
+	}
+	fputc('\n', stderr);
+}
+
+void diag_semantic_error(const struct token *tok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	semantic(tok, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void diag_semantic_error2(const struct token *tok, const struct token *tok2,
+			  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	semantic(tok, tok2, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warning(const struct token *tok, const char *fmt, ...)
+{
+	if (msg_suppress_warnings)
+		return;
+	n_warnings++;
+	if (seen_before(&seen_warnings, fmt)) {
+		n_warn_suppressed++;
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "WARNING: %s", msg);
+	free(msg);
+	if (!tok) {
+		fputc('\n', stderr);
+		return;
+	}
+	fputs(": ", stderr);
+	print_token_at(stderr, tok);
+	diag_print_source(stderr, " source: ", &tok->loc);
+}
+
+int diag_parse_errors(void)
+{
+	return n_parse;
+}
+
+int diag_semantic_errors(void)
+{
+	return n_semantic;
+}
+
+int diag_warnings(void)
+{
+	return n_warnings;
+}
+
+void diag_print_suppressed(void)
+{
+	if (n_err_suppressed)
+		fprintf(stderr,
+			"Number of similar error messages suppressed: %d.\n"
+			"Rerun with -v to see them.\n",
+			n_err_suppressed);
+	if (n_warn_suppressed)
+		fprintf(stderr,
+			"Number of similar warning messages suppressed: %d.\n"
+			"Rerun with -v to see them.\n",
+			n_warn_suppressed);
+}

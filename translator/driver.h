@@ -1,0 +1,16 @@
+/* Helpers of the stap driver (main.c, session.c, pass5.c). */
+#ifndef STAP_DRIVER_H
+#define STAP_DRIVER_H
+
+#include "session.h"
+
+/* Fill in where the tapset, runtime and staprun are, and the cache dir. */
+void driver_locate(struct session *s);
+/* Create s->tmpdir (mkdtemp under $TMPDIR or /tmp). */
+int driver_make_tmpdir(struct session *s);
+/* Remove s->tmpdir, or with -k say it is kept. */
+void driver_remove_tmpdir(struct session *s);
+/* The pid of a running staprun (pass 5), 0 when none; signals go to it. */
+extern volatile int driver_child_pid;
+
+#endif

@@ -1,0 +1,185 @@
+/* Pass 2 driver: runs the steps of semantic analysis in SystemTap's order
+ * (derive probes, resolve symbols and pull in the tapset, elide unused
+ * code, infer types, check, auto-print write-only globals) and prints the
+ * -p2 result. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diag.h"
+#include <stdlib.h>
+
+#include "elaborate.h"
+
+/* diag.c tells repeated messages apart by their format string. SystemTap
+ * keys errors by the place in the translator that raised them (so errors
+ * go to diag with their format: see elab_error in elaborate.h) but
+ * warnings by their text: pass the finished text, '%' doubled. */
+static char *as_format(const char *fmt, va_list ap)
+{
+	char *m = xvasprintf(fmt, ap);
+	struct strbuf b = { 0 };
+	for (const char *p = m; *p; p++) {
+		if (*p == '%')
+			sb_putc(&b, '%');
+		sb_putc(&b, *p);
+	}
+	free(m);
+	return sb_take(&b);
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+
+void elab_count_error(struct elab *c)
+{
+	c->errors++;
+	c->s->num_errors++;
+}
+
+void elab_error_text(struct elab *c, const struct token *tok, const char *fmt,
+		     ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = as_format(fmt, ap);
+	va_end(ap);
+	diag_semantic_error(tok, m);
+	elab_count_error(c);
+}
+
+void elab_warning(struct elab *c, const struct token *tok, const char *fmt,
+		  ...)
+{
+	if (c->s->suppress_warnings)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = as_format(fmt, ap);
+	va_end(ap);
+	diag_warning(tok, m);
+	if (c->s->warnings_as_errors)
+		elab_count_error(c);
+}
+
+#pragma GCC diagnostic pop
+
+int elab_file_index(struct elab *c, const struct source_file *f)
+{
+	for (int i = 0; i < c->files.n; i++)
+		if (((struct stapfile *)c->files.v[i])->src == f)
+			return i;
+	return -1;
+}
+
+/* A file joins the program: its top-level %{ %} and its probes. */
+void elab_pull_file(struct elab *c, int i)
+{
+	if (i < 0 || c->pulled[i])
+		return;
+	c->pulled[i] = 1;
+	struct stapfile *f = c->files.v[i];
+	struct embedded_block *eb;
+	vec_foreach(struct embedded_block *, eb, &f->embeds)
+		vec_push(&c->s->embeds, eb);
+	struct probe *p;
+	vec_foreach(struct probe *, p, &f->probes) vec_push(&c->user_probes, p);
+}
+
+/* Distinct probe bodies of the derived probes, in order. */
+static void collect_bodies(struct elab *c)
+{
+	struct derived_probe *dp;
+	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+	{
+		int seen = 0;
+		for (int i = c->bodies.n - 1; i >= 0 && !seen; i--)
+			seen = c->bodies.v[i] == dp->probe;
+		if (!seen)
+			vec_push(&c->bodies, dp->probe);
+	}
+}
+
+static void setup(struct elab *c, struct session *s)
+{
+	memset(c, 0, sizeof *c);
+	c->s = s;
+	vec_push(&c->files, s->user_file);
+	struct stapfile *f;
+	vec_foreach(struct stapfile *, f, &s->library_files)
+		vec_push(&c->files, f);
+	c->pulled = xcalloc(c->files.n + 1, 1);
+	/* The user file is always in; its embeds are only there under -g,
+	 * which the parser has checked. */
+	elab_pull_file(c, 0);
+	vec_foreach(struct stapfile *, f, &c->files)
+	{
+		struct vardecl *v;
+		vec_foreach(struct vardecl *, v, &f->globals)
+		{
+			v->is_global = 1;
+			if (!v->file)
+				v->file = f->src;
+			v->arity = v->init ? 0 : -1;
+			if (v->init && v->type == T_UNKNOWN)
+				v->type = v->init->kind == E_STRING ? T_STRING
+								     : T_LONG;
+			if (v->type != T_UNKNOWN && !v->type_tok)
+				v->type_tok = v->tok;
+			if (v->init && !v->arity_tok)
+				v->arity_tok = v->tok;
+		}
+	}
+}
+
+int pass2_elaborate(struct session *s)
+{
+	struct elab c;
+	setup(&c, s);
+
+	/* Deriving probes and resolving symbols feed each other: a pulled
+	 * tapset file may bring probes, whose bodies call functions. */
+	int before;
+	do {
+		before = c.user_probes.n + s->functions.n + s->globals.n;
+		elab_derive_probes(&c);
+		collect_bodies(&c);
+		elab_resolve(&c);
+	} while (before != c.user_probes.n + s->functions.n + s->globals.n ||
+		 c.probes_derived < c.user_probes.n);
+	if (c.errors)
+		return 1;
+
+	if (!s->unoptimized)
+		elab_elide(&c);
+	if (!c.errors)
+		elab_infer_types(&c);
+	if (!c.errors)
+		elab_check(&c);
+	if (!c.errors)
+		elab_autoprint(&c);
+	if (!c.errors && !s->probes.n)
+		elab_error(&c, NULL, "no probes found");
+	if (c.errors)
+		return 1;
+
+	for (int i = 0; i < s->globals.n; i++)
+		((struct vardecl *)s->globals.v[i])->id = i;
+	for (int i = 0; i < s->functions.n; i++)
+		((struct functiondecl *)s->functions.v[i])->id = i;
+	for (int i = 0; i < s->probes.n; i++) {
+		struct derived_probe *dp = s->probes.v[i];
+		dp->id = i;
+		if (dp->point->condition) /* used as "resolved" mark */
+			dp->point->condition->lowered_id = 0;
+	}
+
+	if (s->last_pass == 2) {
+		struct strbuf out = { 0 };
+		pass2_print(s, &out);
+		fputs(sb_str(&out), stdout);
+		fflush(stdout);
+	}
+	return 0;
+}

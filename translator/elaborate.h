@@ -1,0 +1,166 @@
+/* Pass 2, semantic analysis: the internal interface between its parts
+ * (driver, probe-point resolution and aliases, symbol resolution, type
+ * inference, checks, elision, the -p2 printer) and the probe-kind table.
+ *
+ * Conventions pass 3 (the emitter) can rely on after pass2_elaborate()
+ * returns 0:
+ *
+ *  - s->probes: struct derived_probe *, one per concrete probe point, in
+ *    SystemTap's output order. Several derived probes may share one struct
+ *    probe (a user probe with several built-in points: "probe begin, end");
+ *    each alias expansion gets its own struct probe whose body is a fresh
+ *    S_BLOCK: for "=" aliases { alias-body; user-body }, for "+="
+ *    { user-body; alias-body } (bodies deep-copied, so every symbol of a
+ *    merged body points at that probe's own locals). probe->locals holds
+ *    every local (struct vardecl *) the body uses; each E_SYMBOL's .var
+ *    points at its vardecl (local, formal or global). A probe condition
+ *    "if (COND)" is kept in dp->point->condition (resolved and typed like a
+ *    body expression; it may only read globals).
+ *  - s->globals: used globals (user's first in declaration order, then
+ *    tapset ones in order of first use), with type, arity, index_types,
+ *    maxsize, wrap, init, and hist_* for stats used with @hist_linear /
+ *    @hist_log. vardecl.id: index in s->globals for globals; index in the
+ *    locals vector of its probe/function for locals; for formals, its
+ *    position in functiondecl.formals.
+ *  - s->functions: used functions in order of first use; each call's
+ *    E_CALL.func is set. functiondecl.id is its index in s->functions.
+ *    functiondecl.locals holds locals except formals.
+ *  - s->embeds: top-level %{ %} of the user file (under -g) and of every
+ *    tapset file something was pulled in from, in file order.
+ *  - Every expression's .type is set (T_LONG/T_STRING/T_STATS); E_STAT,
+ *    E_HIST operands are stats; print family args keep their own types.
+ *  - Globals that are written but never read are printed at the end, as
+ *    SystemTap does: pass 2 appends one synthesized derived probe of kind
+ *    PK_END per such global (plain AST: foreach/printf/if), whose
+ *    probe->tok is the global's token. Nothing special is needed in pass 3.
+ *  - @defined(X) of a target variable has been rewritten to E_NUMBER 0;
+ *    E_TARGET / E_CAST / E_ATVAR / E_ENTRY never reach pass 3 (they are
+ *    errors in begin/end/timer probes).
+ *
+ * Messages: pass 2 prints its own "semantic error:"/"WARNING:" lines
+ * through diag.h. On failure it prints nothing else: the driver prints
+ * "Pass 2: analysis failed.  [man error::pass2]" and then
+ * diag_print_suppressed(). With s->last_pass == 2 it prints the -p2 text
+ * to stdout on success, and with -v the "Pass 2: analyzed script" line is
+ * the driver's job too (elab_summary() formats its counts). */
+#ifndef STAP_ELABORATE_H
+#define STAP_ELABORATE_H
+
+#include "diag.h"
+#include "session.h"
+
+/* ---- shared state of one pass-2 run ---- */
+
+struct elab {
+	struct session *s;
+	struct vec files;        /* struct stapfile *: user file first */
+	char *pulled;            /* per file: its contents are in the program */
+	struct vec user_probes;  /* struct probe * whose points to derive */
+	int probes_derived;      /* user_probes[0..n) already derived */
+	struct vec bodies;       /* distinct struct probe * of s->probes */
+	int bodies_resolved, functions_resolved;
+	int errors;              /* semantic errors reported by pass 2 */
+	int assert_types;        /* types.c: final pass, report unresolved */
+	int changed;             /* types.c: something inferred this round */
+};
+
+/* Report a semantic error (counted). Macros, so that diag.c sees each
+ * call site's own format: like SystemTap, a second error from the same
+ * site is "similar" and suppressed unless -v. */
+void elab_count_error(struct elab *c);
+#define elab_error(c, tok, ...)                                                \
+	(elab_count_error(c), diag_semantic_error(tok, __VA_ARGS__))
+#define elab_error2(c, tok, tok2, ...)                                         \
+	(elab_count_error(c), diag_semantic_error2(tok, tok2, __VA_ARGS__))
+/* An error whose text is the key for suppression (probe-point errors). */
+void elab_error_text(struct elab *c, const struct token *tok, const char *fmt,
+		     ...) STAP_PRINTF(3, 4);
+/* A warning: suppressed when its text was seen before (unless -v). */
+void elab_warning(struct elab *c, const struct token *tok, const char *fmt,
+		  ...) STAP_PRINTF(3, 4);
+
+/* Index of file F in c->files, or -1. */
+int elab_file_index(struct elab *c, const struct source_file *f);
+/* Pull in library file number I (its embeds, probes). */
+void elab_pull_file(struct elab *c, int i);
+
+/* "(similar: a, b, c)" suggestions for NAME among CANDS (char *), or "". */
+const char *elab_suggest(const char *name, struct vec *cands);
+
+/* ---- probe points (elaborate_alias.c, probes_*.c) ---- */
+
+/* Why a point did not resolve: a message and where it points (tok may be
+ * NULL: message only). */
+struct pp_error {
+	const struct token *tok;
+	char *msg;
+};
+
+enum pp_result { PP_OK, PP_NOMATCH, PP_ERROR };
+
+/* One probe-point kind: matches on the first component's functor. */
+struct probe_kind_ops {
+	const char *name;
+	/* Fill dp (kind, pp, sequence, timer fields) from point pp. */
+	enum pp_result (*resolve)(struct elab *c, struct probe_point *pp,
+				  struct derived_probe *dp, struct pp_error *err);
+	/* Names of the second component this kind accepts, for
+	 * "(similar: ...)" (NULL-terminated, may be NULL). */
+	const char *const *subnames;
+};
+
+extern const struct probe_kind_ops probes_begin_ops, probes_end_ops,
+	probes_error_ops, probes_never_ops;
+extern const struct probe_kind_ops probes_timer_ops;
+extern const struct probe_kind_ops *const probes_kernel_ops[];
+extern const struct probe_kind_ops probes_process_ops;
+
+/* Helpers for resolvers. */
+enum pp_result pp_fail(struct pp_error *err, const struct token *tok,
+		       const char *fmt, ...) STAP_PRINTF(3, 4);
+/* The pp() text of a point: "timer.ms(100)", "begin(-10)". */
+char *pp_text(const struct probe_point *pp);
+
+/* Expand aliases and resolve every point of every user probe into
+ * s->probes (elaborate_alias.c). */
+void elab_derive_probes(struct elab *c);
+
+/* Deep copies (elaborate_copy.c). */
+struct stmt *elab_copy_stmt(const struct stmt *s);
+struct expr *elab_copy_expr(const struct expr *e);
+
+/* ---- symbols and functions (elaborate_resolve.c) ---- */
+void elab_resolve(struct elab *c);
+
+/* ---- types (types.c) ---- */
+void elab_infer_types(struct elab *c);
+
+/* printf/sprintf: check the argument count against the literal format
+ * (first arg of E) and give each argument's expected type in TYPES
+ * (enum exp_type cast to a pointer) (elaborate_format.c). */
+void types_check_format(struct elab *c, struct expr *e, struct vec *types);
+
+/* ---- other checks (elaborate_check.c) ---- */
+void elab_check(struct elab *c);
+
+/* ---- elision and warnings (elaborate_elide.c) ---- */
+void elab_elide(struct elab *c);
+/* Recount vardecl.read / .written over the whole program. */
+void elab_count_uses(struct elab *c);
+void elab_warn_unused(struct elab *c);
+
+/* ---- auto-printing of write-only globals (elaborate_autoprint.c) ---- */
+void elab_autoprint(struct elab *c);
+
+/* ---- -p2 output (pass2_print.c) ---- */
+void pass2_print(struct session *s, struct strbuf *out);
+
+/* ---- AST walking (elaborate_walk.c) ---- */
+/* Visit every expression under a statement / expression, pre-order. The
+ * callback returns non-zero to skip the children. */
+typedef int (*expr_visit_fn)(struct expr *e, void *arg);
+typedef int (*stmt_visit_fn)(struct stmt *st, void *arg);
+void walk_stmt(struct stmt *st, stmt_visit_fn sf, expr_visit_fn ef, void *arg);
+void walk_expr(struct expr *e, expr_visit_fn ef, void *arg);
+
+#endif

@@ -1,0 +1,401 @@
+/* Probe points: each point of each probe is matched against probe aliases
+ * (with wildcards) and then against the table of built-in kinds, giving
+ * one derived probe per concrete point. Alias bodies are merged into a
+ * copy of the user's body: before it for "=", after it for "+=". */
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "ast.h"
+#include <stdlib.h>
+
+#include "elaborate.h"
+
+static const struct probe_kind_ops *builtin_kind(const char *name)
+{
+	static const struct probe_kind_ops *const base[] = {
+		&probes_begin_ops, &probes_end_ops, &probes_error_ops,
+		&probes_never_ops, &probes_timer_ops, &probes_process_ops,
+	};
+	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+		if (!strcmp(base[i]->name, name))
+			return base[i];
+	for (int i = 0; probes_kernel_ops[i]; i++)
+		if (!strcmp(probes_kernel_ops[i]->name, name))
+			return probes_kernel_ops[i];
+	return NULL;
+}
+
+enum pp_result pp_fail(struct pp_error *err, const struct token *tok,
+		       const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err->tok = tok;
+	err->msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	return PP_ERROR;
+}
+
+static void put_component(struct strbuf *b, const struct probe_component *pc)
+{
+	sb_puts(b, pc->functor);
+	if (!pc->arg)
+		return;
+	sb_putc(b, '(');
+	if (pc->arg->kind == E_NUMBER)
+		sb_printf(b, "%lld", (long long)pc->arg->num);
+	else
+		print_expr(b, pc->arg);
+	sb_putc(b, ')');
+}
+
+char *pp_text(const struct probe_point *pp)
+{
+	struct strbuf b = { 0 };
+	for (int i = 0; i < pp->components.n; i++) {
+		if (i)
+			sb_putc(&b, '.');
+		put_component(&b, pp->components.v[i]);
+	}
+	return sb_take(&b);
+}
+
+/* A point as written, with its ? ! and condition: "begin!", "end if (...)" */
+static void put_point_full(struct strbuf *b, const struct probe_point *pp)
+{
+	char *t = pp_text(pp);
+	sb_puts(b, t);
+	if (pp->sufficient)
+		sb_putc(b, '!');
+	else if (pp->optional)
+		sb_putc(b, '?');
+	if (pp->condition) {
+		sb_puts(b, " if (");
+		print_expr(b, pp->condition);
+		sb_putc(b, ')');
+	}
+}
+
+static char *points_text(const struct vec *points, const char *sep)
+{
+	struct strbuf b = { 0 };
+	for (int i = 0; i < points->n; i++) {
+		if (i)
+			sb_puts(&b, sep);
+		put_point_full(&b, points->v[i]);
+	}
+	return sb_take(&b);
+}
+
+/* ---- suggestions ---- */
+
+static int edit_distance(const char *a, const char *b)
+{
+	int la = strlen(a), lb = strlen(b);
+	int *row = xcalloc(lb + 1, sizeof *row);
+	for (int j = 0; j <= lb; j++)
+		row[j] = j;
+	for (int i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = i;
+		for (int j = 1; j <= lb; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	int d = row[lb];
+	free(row);
+	return d;
+}
+
+struct cand {
+	const char *name;
+	int dist;
+};
+
+static int cand_cmp(const void *x, const void *y)
+{
+	const struct cand *a = x, *b = y;
+	if (a->dist != b->dist)
+		return a->dist - b->dist;
+	return strcmp(a->name, b->name);
+}
+
+const char *elab_suggest(const char *name, struct vec *cands)
+{
+	struct cand *cs = xcalloc(cands->n + 1, sizeof *cs);
+	int n = 0;
+	for (int i = 0; i < cands->n; i++) {
+		const char *nm = cands->v[i];
+		int dup = 0;
+		for (int j = 0; j < n; j++)
+			dup |= !strcmp(cs[j].name, nm);
+		if (dup)
+			continue;
+		int d = edit_distance(name, nm);
+		if (d <= 5)
+			cs[n++] = (struct cand){ nm, d };
+	}
+	if (!n) {
+		free(cs);
+		return "";
+	}
+	qsort(cs, n, sizeof *cs, cand_cmp);
+	struct strbuf b = { 0 };
+	sb_puts(&b, " (similar: ");
+	for (int i = 0; i < n && i < 5; i++) {
+		if (i)
+			sb_puts(&b, ", ");
+		sb_puts(&b, cs[i].name);
+	}
+	sb_putc(&b, ')');
+	free(cs);
+	return sb_take(&b);
+}
+
+/* ---- alias matching ---- */
+
+static int arg_equal(const struct expr *a, const struct expr *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->kind != b->kind)
+		return 0;
+	if (a->kind == E_NUMBER)
+		return a->num == b->num;
+	return a->str && b->str && !strcmp(a->str, b->str);
+}
+
+/* Does the user's point (may hold wildcards) name alias name AN? */
+static int alias_matches(const struct probe_point *pp,
+			 const struct probe_point *an)
+{
+	if (pp->components.n != an->components.n)
+		return 0;
+	for (int i = 0; i < pp->components.n; i++) {
+		const struct probe_component *u = pp->components.v[i];
+		const struct probe_component *a = an->components.v[i];
+		if (fnmatch(u->functor, a->functor, 0))
+			return 0;
+		if (!arg_equal(u->arg, a->arg))
+			return 0;
+	}
+	return 1;
+}
+
+static int alias_visible(struct elab *c, const struct probe_alias *al,
+			 const struct probe *from)
+{
+	(void)c;
+	return !al->is_private || al->file == from->file;
+}
+
+static void push_stmts(struct vec *dst, const struct stmt *body)
+{
+	if (!body)
+		return;
+	struct stmt *copy = elab_copy_stmt(body);
+	if (copy->kind == S_BLOCK) {
+		for (int i = 0; i < copy->stmts.n; i++)
+			vec_push(dst, copy->stmts.v[i]);
+	} else {
+		vec_push(dst, copy);
+	}
+}
+
+static struct probe *merge_alias(const struct probe *user,
+				 const struct probe_alias *al)
+{
+	struct probe *p = xcalloc(1, sizeof *p);
+	*p = *user;
+	memset(&p->locals, 0, sizeof p->locals);
+	struct stmt *blk = stmt_new(S_BLOCK, user->body ? user->body->tok
+							: al->tok);
+	if (al->epilogue) {
+		push_stmts(&blk->stmts, user->body);
+		push_stmts(&blk->stmts, al->body);
+	} else {
+		push_stmts(&blk->stmts, al->body);
+		push_stmts(&blk->stmts, user->body);
+	}
+	p->body = blk;
+	return p;
+}
+
+static char *alias_text(const struct probe_alias *al)
+{
+	struct strbuf b = { 0 };
+	char *names = points_text(&al->alias_names, ",");
+	char *pts = points_text(&al->points, ", ");
+	sb_printf(&b, "%s %s %s", names, al->epilogue ? "+=" : "=", pts);
+	return sb_take(&b);
+}
+
+static struct expr *and_conditions(struct expr *a, struct expr *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	struct expr *e = expr_new(E_LOGICAL, a->tok);
+	e->op = "&&";
+	e->left = a;
+	e->right = b;
+	return e;
+}
+
+struct derive_state {
+	struct elab *c;
+	int depth;
+};
+
+static int derive_point(struct derive_state *st, struct probe *body,
+			struct probe_point *pp, const char *chain,
+			struct expr *cond, struct pp_error *err);
+
+static int derive_aliases(struct derive_state *st, struct probe *body,
+			  struct probe_point *pp, const char *chain,
+			  struct expr *cond, struct pp_error *err, int *matched)
+{
+	struct elab *c = st->c;
+	int n = 0;
+	for (int fi = 0; fi < c->files.n; fi++) {
+		struct stapfile *f = c->files.v[fi];
+		struct probe_alias *al;
+		vec_foreach(struct probe_alias *, al, &f->aliases)
+		{
+			if (!alias_visible(c, al, body))
+				continue;
+			struct probe_point *an;
+			int hit = 0;
+			vec_foreach(struct probe_point *, an, &al->alias_names)
+				hit |= alias_matches(pp, an);
+			if (!hit)
+				continue;
+			*matched = 1;
+			if (fi > 0)
+				elab_pull_file(c, fi);
+			struct probe *np = merge_alias(body, al);
+			char *atext = alias_text(al);
+			char *nchain = xasprintf("%s <- %s", atext, chain);
+			struct probe_point *ap;
+			vec_foreach(struct probe_point *, ap, &al->points)
+			{
+				int k = derive_point(st, np, ap, nchain,
+						     and_conditions(
+							     cond, pp->condition),
+						     err);
+				if (k < 0 && !ap->optional)
+					return -1;
+				if (k > 0)
+					n += k;
+				if (k > 0 && ap->sufficient)
+					break;
+			}
+		}
+	}
+	return n;
+}
+
+static int top_level_mismatch(struct elab *c, struct probe_point *pp,
+			      struct pp_error *err)
+{
+	static const char *const builtins[] = { "begin", "end", "error",
+						"never", "timer", "process",
+						"kernel", "module", "syscall" };
+	struct vec names = { 0 };
+	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+		vec_push(&names, (void *)builtins[i]);
+	struct stapfile *f;
+	vec_foreach(struct stapfile *, f, &c->files)
+	{
+		struct probe_alias *al;
+		vec_foreach(struct probe_alias *, al, &f->aliases)
+		{
+			struct probe_point *an;
+			vec_foreach(struct probe_point *, an, &al->alias_names)
+			{
+				struct probe_component *pc = an->components.v[0];
+				if (!strpbrk(pc->functor, "*?["))
+					vec_push(&names, (void *)pc->functor);
+			}
+		}
+	}
+	struct probe_component *c0 = pp->components.v[0];
+	pp_fail(err, c0->tok, "probe point mismatch%s",
+		elab_suggest(c0->functor, &names));
+	free(names.v);
+	return -1;
+}
+
+/* Returns the number of probes derived, or -1 with *err set. */
+static int derive_point(struct derive_state *st, struct probe *body,
+			struct probe_point *pp, const char *chain,
+			struct expr *cond, struct pp_error *err)
+{
+	struct elab *c = st->c;
+	if (st->depth > 50)
+		return pp_fail(err, pp->tok, "probe alias recursion too deep"),
+		       -1;
+	st->depth++;
+	int matched = 0;
+	int n = derive_aliases(st, body, pp, chain, cond, err, &matched);
+	st->depth--;
+	if (n < 0)
+		return -1;
+	if (matched)
+		return n;
+
+	struct probe_component *c0 = pp->components.v[0];
+	const struct probe_kind_ops *k = builtin_kind(c0->functor);
+	if (!k)
+		return top_level_mismatch(c, pp, err);
+	struct derived_probe *dp = xcalloc(1, sizeof *dp);
+	enum pp_result r = k->resolve(c, pp, dp, err);
+	if (r == PP_NOMATCH)
+		return top_level_mismatch(c, pp, err);
+	if (r == PP_ERROR)
+		return -1;
+	struct probe_point *cp = xmalloc(sizeof *cp);
+	*cp = *pp;
+	cp->condition = and_conditions(cond, pp->condition);
+	dp->probe = body;
+	dp->point = cp;
+	dp->pp = pp_text(pp);
+	dp->alias_pp = xstrdup(chain);
+	dp->id = c->s->probes.n;
+	vec_push(&c->s->probes, dp);
+	return 1;
+}
+
+static void derive_probe(struct elab *c, struct probe *p)
+{
+	char *chain = points_text(&p->points, ",");
+	struct derive_state st = { c, 0 };
+	struct probe_point *pp;
+	vec_foreach(struct probe_point *, pp, &p->points)
+	{
+		struct pp_error err = { 0 };
+		int n = derive_point(&st, p, pp, chain, NULL, &err);
+		if (n < 0 && !pp->optional) {
+			struct probe_component *c0 = pp->components.v[0];
+			elab_error(c, c0->tok, "while resolving probe point");
+			elab_error_text(c, err.tok, "%s", err.msg);
+		}
+		if (n > 0 && pp->sufficient)
+			break;
+	}
+}
+
+void elab_derive_probes(struct elab *c)
+{
+	while (c->probes_derived < c->user_probes.n)
+		derive_probe(c, c->user_probes.v[c->probes_derived++]);
+}

@@ -1,0 +1,638 @@
+/* Pass 3 driver: lays out the one C file a script becomes.
+ *
+ *   runtime include, limit defaults, top-level %{ %} blocks,
+ *   globals (g_*), function frames and bodies (f_*), probe handlers (p_*),
+ *   the probe table and _stp_module_info.
+ *
+ * Every handler and function gets its own frame struct of locals and
+ * string temporaries; probe frames are static (handlers never nest),
+ * function frames live on the C stack so recursion works. */
+#include "emit.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct session *cur_session;
+
+/* Until the front end's ast.c is linked in: the real one replaces this. */
+__attribute__((weak)) const char *token_describe(const struct token *t)
+{
+	return xasprintf("token '%s'", t && t->content ? t->content : "?");
+}
+
+/* ---- small helpers shared by emit*.c ---- */
+
+void emit_raw(struct emitter *E, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(E->o, fmt, ap);
+	va_end(ap);
+}
+
+void emit_line(struct emitter *E, const char *fmt, ...)
+{
+	va_list ap;
+	for (int i = 0; i < E->indent; i++)
+		sb_putc(E->o, '\t');
+	va_start(ap, fmt);
+	sb_vprintf(E->o, fmt, ap);
+	va_end(ap);
+	sb_putc(E->o, '\n');
+}
+
+int emit_id(struct emitter *E)
+{
+	return E->next_id++;
+}
+
+const char *emit_strtmp(struct emitter *E)
+{
+	int id = emit_id(E);
+	sb_printf(E->tmps, "\tchar t_%d[MAXSTRINGLEN];\n", id);
+	return xasprintf("l->t_%d", id);
+}
+
+const char *emit_label(struct emitter *E, const char *prefix)
+{
+	return xasprintf("%s_%d", prefix, emit_id(E));
+}
+
+const char *emit_cstr(const char *s)
+{
+	struct strbuf b = { 0 };
+	sb_putc(&b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			sb_printf(&b, "\\%c", *p);
+		else if (*p == '\n')
+			sb_puts(&b, "\\n");
+		else if (*p == '\t')
+			sb_puts(&b, "\\t");
+		else if (*p < 32 || *p >= 127 || *p == '?')
+			sb_printf(&b, "\\%03o", *p); /* '?': no trigraphs */
+		else
+			sb_putc(&b, (char)*p);
+	}
+	sb_putc(&b, '"');
+	return sb_take(&b);
+}
+
+const char *emit_tokloc(const struct token *t)
+{
+	if (!t)
+		return "0";
+	const char *file = t->loc.file ? t->loc.file->name : "<input>";
+	char *s = xasprintf("%s at %s:%d:%d", token_describe(t), file, t->loc.line, t->loc.col);
+	return emit_cstr(s);
+}
+
+void emit_fail(struct emitter *E, const char *msg_literal, const struct token *t)
+{
+	emit_raw(E, "{ c->last_error = %s; c->last_stmt = %s; goto %s; }", msg_literal,
+		 emit_tokloc(t), E->err_label);
+}
+
+void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (t && t->loc.file)
+		fprintf(stderr, "semantic error: %s: %s at %s:%d:%d\n", msg, token_describe(t),
+			t->loc.file->name, t->loc.line, t->loc.col);
+	else
+		fprintf(stderr, "semantic error: %s\n", msg);
+	E->errors++;
+}
+
+const char *emit_ctype(enum exp_type t)
+{
+	switch (t) {
+	case T_STRING:
+		return "const char *";
+	case T_STATS:
+		return "const struct _stp_stat *";
+	default:
+		return "int64_t";
+	}
+}
+
+/* Script names may carry characters C does not allow (mangled privates). */
+static char *sanitize(const char *name)
+{
+	char *s = xstrdup(name);
+	for (char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_'))
+			*p = '_';
+	return s;
+}
+
+const char *emit_var(const struct vardecl *v)
+{
+	if (v->is_global)
+		return xasprintf("g_%s", sanitize(v->name));
+	return xasprintf("l->l_%s", sanitize(v->name));
+}
+
+/* f_NAME, or f_NAME__N when overloads share a name. */
+const char *emit_fname(const struct functiondecl *f)
+{
+	int dup = 0, idx = 0;
+	struct functiondecl *g;
+	vec_foreach(struct functiondecl *, g, &cur_session->functions)
+	{
+		if (g == f)
+			idx = g_i;
+		else if (strcmp(g->name, f->name) == 0)
+			dup = 1;
+	}
+	if (dup)
+		return xasprintf("f_%s__%d", sanitize(f->name), idx);
+	return xasprintf("f_%s", sanitize(f->name));
+}
+
+/* ---- globals ---- */
+
+static const char *stp_type(enum exp_type t)
+{
+	return t == T_STRING ? "STP_STRING" : t == T_STATS ? "STP_STATS" : "STP_LONG";
+}
+
+static void hist_spec(struct strbuf *o, const struct vardecl *v)
+{
+	if (v->hist_linear)
+		sb_printf(o, "{ STP_HIST_LINEAR, %d, %d, %d }", v->hist_lo, v->hist_hi,
+			  v->hist_step);
+	else if (v->hist_log)
+		sb_puts(o, "{ STP_HIST_LOG, 0, 0, 0 }");
+	else
+		sb_puts(o, "{ STP_HIST_NONE, 0, 0, 0 }");
+}
+
+static const struct gset *find_gset(struct session *s, const char *name)
+{
+	const struct gset *g, *found = NULL;
+	vec_foreach(const struct gset *, g, &s->gsets) if (strcmp(g->name, name) == 0) found = g;
+	return found;
+}
+
+/* -G NAME=VALUE for a long: a decimal, hex or octal integer, maybe negative. */
+static int parse_long(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (*s == 0 || *end || errno)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void emit_global_decls(struct emitter *E, struct strbuf *o)
+{
+	struct vardecl *v;
+	sb_puts(o, "/* ---- globals ---- */\n");
+	vec_foreach(struct vardecl *, v, &E->s->globals)
+	{
+		const char *n = emit_var(v);
+		if (v->arity > 0)
+			sb_printf(o, "static struct _stp_map *%s;\n", n);
+		else if (v->type == T_STATS)
+			sb_printf(o, "static struct _stp_stat *%s;\n", n);
+		else if (v->type == T_STRING)
+			sb_printf(o, "static char %s[MAXSTRINGLEN];\n", n);
+		else
+			sb_printf(o, "static int64_t %s;\n", n);
+	}
+	sb_puts(o, "static int x_next; /* `next` called in a function */\n\n");
+}
+
+static void emit_init_globals(struct emitter *E, struct strbuf *o)
+{
+	struct session *s = E->s;
+	struct vardecl *v;
+	const struct gset *gs;
+
+	vec_foreach(const struct gset *, gs, &s->gsets)
+	{
+		int ok = 0;
+		vec_foreach(struct vardecl *, v, &s->globals)
+		{
+			if (strcmp(v->name, gs->name) != 0)
+				continue;
+			int64_t n;
+			if (v->arity != 0 || v->type == T_STATS)
+				emit_error(E, NULL, "-G %s: '%s' is not a scalar global", gs->name,
+					   gs->name);
+			else if (v->type != T_STRING && parse_long(gs->value, &n) < 0)
+				emit_error(E, NULL, "-G %s=%s: '%s' is not a number", gs->name,
+					   gs->value, gs->value);
+			ok = 1;
+		}
+		if (!ok)
+			emit_error(E, NULL, "-G %s: no global variable '%s' in the script",
+				   gs->name, gs->name);
+	}
+
+	sb_puts(o, "static int x_init_globals(struct _stp_context *c)\n{\n\t(void)c;\n");
+	vec_foreach(struct vardecl *, v, &s->globals)
+	{
+		const char *n = emit_var(v);
+		gs = find_gset(s, v->name);
+		if (v->arity > 0) {
+			sb_printf(o, "\t{\n\t\tstatic const enum _stp_type kt[] = { ");
+			for (int i = 0; i < v->arity && i < 9; i++)
+				sb_printf(o, "%s%s", i ? ", " : "", stp_type(v->index_types[i]));
+			sb_printf(o, " };\n\t\tstatic const struct _stp_hist_spec hs = ");
+			hist_spec(o, v);
+			sb_printf(o, ";\n\t\t%s = _stp_map_new(%d, kt, %s, %s, %d, &hs);\n", n,
+				  v->arity, stp_type(v->type),
+				  v->maxsize > 0 ? xasprintf("%d", v->maxsize) : "MAXMAPENTRIES",
+				  v->wrap ? 1 : 0);
+			sb_printf(o, "\t\tif (!%s)\n\t\t\treturn -1;\n\t}\n", n);
+		} else if (v->type == T_STATS) {
+			sb_printf(o, "\t{\n\t\tstatic const struct _stp_hist_spec hs = ");
+			hist_spec(o, v);
+			sb_printf(o, ";\n\t\t%s = _stp_stat_new(&hs);\n", n);
+			sb_printf(o, "\t\tif (!%s)\n\t\t\treturn -1;\n\t}\n", n);
+		} else if (v->type == T_STRING) {
+			const char *val = gs ? gs->value
+				: v->init && v->init->kind == E_STRING ? v->init->str : "";
+			sb_printf(o, "\t_stp_strlcpy(%s, %s, MAXSTRINGLEN);\n", n, emit_cstr(val));
+		} else {
+			int64_t val = 0;
+			if (gs)
+				parse_long(gs->value, &val);
+			else if (v->init && v->init->kind == E_NUMBER)
+				val = v->init->num;
+			sb_printf(o, "\t%s = (int64_t)%lluULL;\n", n, (unsigned long long)val);
+		}
+	}
+	sb_puts(o, "\tx_next = 0;\n\treturn 0;\n}\n\n");
+
+	sb_puts(o, "static void x_free_globals(void)\n{\n");
+	vec_foreach(struct vardecl *, v, &s->globals)
+	{
+		const char *n = emit_var(v);
+		if (v->arity > 0)
+			sb_printf(o, "\t_stp_map_free(%s);\n\t%s = 0;\n", n, n);
+		else if (v->type == T_STATS)
+			sb_printf(o, "\t_stp_stat_free(%s);\n\t%s = 0;\n", n, n);
+	}
+	sb_puts(o, "}\n\n");
+}
+
+/* ---- frames ---- */
+
+static void frame_var(struct strbuf *o, const struct vardecl *v)
+{
+	const char *n = sanitize(v->name);
+	if (v->type == T_STRING)
+		sb_printf(o, "\tchar l_%s[MAXSTRINGLEN];\n", n);
+	else if (v->type == T_STATS)
+		sb_printf(o, "\tconst struct _stp_stat *l_%s;\n", n);
+	else
+		sb_printf(o, "\tint64_t l_%s;\n", n);
+}
+
+static void zero_var(struct strbuf *o, const struct vardecl *v)
+{
+	const char *n = sanitize(v->name);
+	if (v->type == T_STRING)
+		sb_printf(o, "\tl->l_%s[0] = 0;\n", n);
+	else
+		sb_printf(o, "\tl->l_%s = 0;\n", n);
+}
+
+/* Generate BODY with the labels of a fresh frame; returns the code. */
+static char *gen_body(struct emitter *E, const struct stmt *body, struct strbuf *tmps)
+{
+	struct strbuf code = { 0 };
+	E->o = &code;
+	E->tmps = tmps;
+	E->indent = 1;
+	E->err_label = "out";
+	E->ret_label = "out";
+	E->next_label = E->in_function ? "x_do_next" : "out";
+	E->brk_label = E->cont_label = NULL;
+	emit_stmt(E, body);
+	return sb_take(&code);
+}
+
+static void emit_function(struct emitter *E, const struct functiondecl *f, struct strbuf *decls,
+			  struct strbuf *defs)
+{
+	const char *fn = emit_fname(f);
+	struct strbuf tmps = { 0 };
+	struct vardecl *v;
+
+	E->in_function = 1;
+	E->func = f;
+	char *code = NULL;
+	int embedded = f->body && f->body->kind == S_EMBEDDED;
+	if (!embedded)
+		code = gen_body(E, f->body, &tmps);
+
+	sb_printf(decls, "struct %s_locals {\n", fn);
+	vec_foreach(struct vardecl *, v, &f->formals) frame_var(decls, v);
+	vec_foreach(struct vardecl *, v, &f->locals) frame_var(decls, v);
+	if (f->type == T_STRING)
+		sb_puts(decls, "\tchar *__retvalue;\n");
+	else
+		sb_puts(decls, "\tint64_t __retvalue;\n");
+	sb_puts(decls, sb_str(&tmps));
+	sb_puts(decls, "\tchar x_unused;\n};\n");
+	sb_printf(decls, "static void %s(struct _stp_context *c, struct %s_locals *l);\n\n", fn,
+		  fn);
+
+	struct emitter sub = *E;
+	struct strbuf body = { 0 };
+	sub.o = &body;
+	if (embedded)
+		emit_embedded_body(&sub, f);
+
+	sb_printf(defs, "/* function %s */\n", f->name);
+	sb_printf(defs, "static void %s(struct _stp_context *c, struct %s_locals *l)\n{\n", fn, fn);
+	sb_printf(defs, "\tif (c->nesting >= MAXNESTING) {\n"
+			"\t\tc->last_error = \"MAXNESTING exceeded\";\n"
+			"\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n",
+		  emit_tokloc(f->tok));
+	vec_foreach(struct vardecl *, v, &f->locals) zero_var(defs, v);
+	if (f->type != T_STRING)
+		sb_puts(defs, "\tl->__retvalue = 0;\n");
+	else
+		sb_puts(defs, "\tl->__retvalue[0] = 0;\n");
+	if (embedded) {
+		sb_puts(defs, sb_str(&body));
+	} else {
+		sb_puts(defs, "\tif (c->actionremaining <= 0) {\n"
+			      "\t\tc->last_error = \"MAXACTION exceeded\";\n\t\tgoto out;\n\t}\n");
+		sb_puts(defs, code);
+		sb_puts(defs, "\tgoto out;\nx_do_next: __attribute__((unused));\n\tx_next = 1;\n");
+	}
+	sb_puts(defs, "out: __attribute__((unused));\n\tc->nesting--;\n}\n\n");
+	E->next_id = sub.next_id;
+	E->errors = sub.errors;
+	E->in_function = 0;
+	E->func = NULL;
+}
+
+static void emit_probe(struct emitter *E, const struct derived_probe *dp, int idx,
+		       struct strbuf *decls, struct strbuf *defs)
+{
+	struct strbuf tmps = { 0 };
+	struct vardecl *v;
+	const struct probe *p = dp->probe;
+
+	E->in_function = 0;
+	char *code = gen_body(E, p->body, &tmps);
+
+	/* The probe point's condition: skip the handler when false. */
+	struct strbuf cond = { 0 };
+	if (dp->point && dp->point->condition) {
+		E->o = &cond;
+		E->err_label = "out";
+		emit_raw(E, "\tif (!(");
+		emit_expr(E, dp->point->condition);
+		emit_raw(E, "))\n\t\tgoto out;\n");
+	}
+
+	sb_printf(decls, "struct p_%d_locals {\n", idx);
+	vec_foreach(struct vardecl *, v, &p->locals) frame_var(decls, v);
+	sb_puts(decls, sb_str(&tmps));
+	sb_puts(decls, "\tchar x_unused;\n};\n");
+
+	sb_printf(defs, "/* probe %s */\n", dp->pp);
+	sb_printf(defs, "static void p_%d(struct _stp_context *c)\n{\n", idx);
+	sb_printf(defs, "\tstatic struct p_%d_locals frame;\n\tstruct p_%d_locals *l = &frame;\n",
+		  idx, idx);
+	vec_foreach(struct vardecl *, v, &p->locals) zero_var(defs, v);
+	sb_puts(defs, "\tc->nesting = 0;\n\tc->actionremaining = MAXACTION;\n\tx_next = 0;\n");
+	sb_puts(defs, sb_str(&cond));
+	sb_puts(defs, code);
+	sb_puts(defs, "out: __attribute__((unused));\n\t_stp_print_flush(c);\n}\n\n");
+}
+
+static const char *probe_kind_name(enum probe_kind k)
+{
+	switch (k) {
+	case PK_BEGIN:
+		return "STP_PROBE_BEGIN";
+	case PK_END:
+		return "STP_PROBE_END";
+	case PK_ERROR:
+		return "STP_PROBE_ERROR";
+	case PK_NEVER:
+		return "STP_PROBE_NEVER";
+	default:
+		return "STP_PROBE_TIMER";
+	}
+}
+
+/* ---- MAXNESTING: the deepest call chain (at least 1), +10 when recursive,
+ * which is SystemTap's default ---- */
+
+static void collect_calls_expr(const struct expr *e, struct vec *out);
+
+static void collect_calls_stmt(const struct stmt *st, struct vec *out)
+{
+	if (!st)
+		return;
+	struct stmt *c;
+	struct expr *x;
+	vec_foreach(struct stmt *, c, &st->stmts) collect_calls_stmt(c, out);
+	collect_calls_stmt(st->body, out);
+	collect_calls_stmt(st->catch_body, out);
+	collect_calls_stmt(st->then, out);
+	collect_calls_stmt(st->els, out);
+	collect_calls_expr(st->value, out);
+	collect_calls_expr(st->cond, out);
+	collect_calls_expr(st->init, out);
+	collect_calls_expr(st->incr, out);
+	collect_calls_expr(st->limit, out);
+	vec_foreach(struct expr *, x, &st->array_slice) collect_calls_expr(x, out);
+}
+
+static void collect_calls_expr(const struct expr *e, struct vec *out)
+{
+	if (!e)
+		return;
+	struct expr *x;
+	if (e->kind == E_CALL && e->func)
+		vec_push(out, e->func);
+	collect_calls_expr(e->left, out);
+	collect_calls_expr(e->right, out);
+	collect_calls_expr(e->cond, out);
+	collect_calls_expr(e->base, out);
+	vec_foreach(struct expr *, x, &e->args) collect_calls_expr(x, out);
+}
+
+/* depth[] per function: 0 unknown, -1 on the stack (recursion). */
+static int call_depth(struct session *s, const struct functiondecl *f, int *depth, int *recursive)
+{
+	int i = 0;
+	struct functiondecl *g;
+	vec_foreach(struct functiondecl *, g, &s->functions) if (g == f) i = g_i;
+	if (depth[i] == -1) {
+		/* A call back into the chain: SystemTap counts it as two
+		 * levels, and recursion earns 10 more at the end. */
+		*recursive = 1;
+		return 2;
+	}
+	if (depth[i] > 0)
+		return depth[i];
+	depth[i] = -1;
+	struct vec calls = { 0 };
+	collect_calls_stmt(f->body, &calls);
+	int best = 0;
+	vec_foreach(struct functiondecl *, g, &calls)
+	{
+		int d = call_depth(s, g, depth, recursive);
+		if (d > best)
+			best = d;
+	}
+	depth[i] = best + 1;
+	return depth[i];
+}
+
+static int max_nesting(struct session *s)
+{
+	int *depth = xcalloc((size_t)s->functions.n + 1, sizeof(int));
+	int recursive = 0, best = 0;
+	struct functiondecl *f;
+	vec_foreach(struct functiondecl *, f, &s->functions)
+	{
+		int d = call_depth(s, f, depth, &recursive);
+		if (d > best)
+			best = d;
+	}
+	free(depth);
+	if (best < 1)
+		best = 1;
+	return best + (recursive ? 10 : 0);
+}
+
+/* ---- the file ---- */
+
+static void emit_prologue(struct emitter *E, struct strbuf *o)
+{
+	sb_puts(o, "/* Generated by the stap translator: do not edit. */\n");
+	sb_puts(o, "#include \"stap_runtime.h\"\n\n");
+	sb_puts(o, "#ifndef MAXSTRINGLEN\n#define MAXSTRINGLEN 512\n#endif\n"
+		   "#ifndef MAXACTION\n#define MAXACTION 1000\n#endif\n"
+		   "#ifndef MAXMAPENTRIES\n#define MAXMAPENTRIES 2048\n#endif\n"
+		   "#ifndef MAXERRORS\n#define MAXERRORS 0\n#endif\n"
+		   "#ifndef MAXSKIPPED\n#define MAXSKIPPED 100\n#endif\n"
+		   "#ifndef MAXTRYCATCH\n#define MAXTRYCATCH 1000\n#endif\n");
+	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
+	sb_puts(o, "#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
+		   "#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");
+	emit_embedded_prelude(E);
+}
+
+static int write_c(struct session *s, const char *text)
+{
+	if (!s->c_file) {
+		const char *dir = s->tmpdir ? s->tmpdir : ".";
+		s->c_file = xasprintf("%s/%s.c", dir, s->module_name ? s->module_name : "stap");
+	}
+	FILE *f = fopen(s->c_file, "w");
+	if (!f) {
+		fprintf(stderr, "ERROR: cannot write %s: %s\n", s->c_file, strerror(errno));
+		return 1;
+	}
+	fputs(text, f);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "ERROR: cannot write %s: %s\n", s->c_file, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static const char *script_name(const struct session *s)
+{
+	return s->script_file ? s->script_file : "<input>";
+}
+
+int pass3_translate(struct session *s)
+{
+	struct emitter E = { 0 };
+	struct strbuf out = { 0 }, gl = { 0 }, decls = { 0 }, defs = { 0 }, init = { 0 };
+	struct embedded_block *eb;
+	struct functiondecl *f;
+	struct derived_probe *dp;
+
+	cur_session = s;
+	E.s = s;
+	if (!s->module_name)
+		cache_hash(s);
+
+	E.o = &out;
+	emit_prologue(&E, &out);
+	vec_foreach(struct embedded_block *, eb, &s->embeds)
+	{
+		sb_printf(&out, "/* %%{ from %s */\n", eb->file ? eb->file->name : "?");
+		sb_puts(&out, eb->code);
+		sb_puts(&out, "\n");
+	}
+	/* Embedded C names the context and the frame this way. */
+	sb_puts(&out, "#define CONTEXT c\n#define THIS l\n\n");
+	emit_global_decls(&E, &gl);
+	vec_foreach(struct functiondecl *, f, &s->functions) emit_function(&E, f, &decls, &defs);
+	vec_foreach(struct derived_probe *, dp, &s->probes) emit_probe(&E, dp, dp_i, &decls, &defs);
+	emit_init_globals(&E, &init);
+
+	sb_puts(&out, sb_str(&gl));
+	sb_puts(&out, "/* ---- frames ---- */\n");
+	sb_puts(&out, sb_str(&decls));
+	sb_puts(&out, "\n");
+	sb_puts(&out, sb_str(&defs));
+	sb_puts(&out, sb_str(&init));
+
+	if (s->probes.n > 0) {
+		sb_puts(&out, "static const struct _stp_probe x_probes[] = {\n");
+		vec_foreach(struct derived_probe *, dp, &s->probes)
+		{
+			const struct token *t = dp->probe ? dp->probe->tok : NULL;
+			char *loc = t && t->loc.file ? xasprintf("%s:%d:%d", t->loc.file->name,
+								 t->loc.line, t->loc.col)
+						     : xstrdup("");
+			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %lld, %lld, %lld },\n",
+				  probe_kind_name(dp->kind), dp_i, emit_cstr(dp->pp ? dp->pp : ""),
+				  emit_cstr(loc), (long long)dp->sequence,
+				  (long long)dp->interval_ns, (long long)dp->randomize_ns);
+		}
+		sb_puts(&out, "};\n\n");
+	}
+	sb_printf(&out,
+		  "const struct _stp_module _stp_module_info = {\n"
+		  "\t.abi_version = STP_ABI_VERSION,\n"
+		  "\t.script_name = %s,\n"
+		  "\t.probes = %s,\n"
+		  "\t.nprobes = %d,\n"
+		  "\t.init_globals = x_init_globals,\n"
+		  "\t.free_globals = x_free_globals,\n"
+		  "\t.maxstringlen = MAXSTRINGLEN,\n"
+		  "\t.maxaction = MAXACTION,\n"
+		  "\t.maxmapentries = MAXMAPENTRIES,\n"
+		  "\t.maxnesting = MAXNESTING,\n"
+		  "\t.maxerrors = MAXERRORS,\n"
+		  "\t.maxskipped = MAXSKIPPED,\n"
+		  "\t.maxtrycatch = MAXTRYCATCH,\n"
+		  "};\n",
+		  emit_cstr(script_name(s)), s->probes.n ? "x_probes" : "0", s->probes.n);
+
+	if (E.errors)
+		return 1;
+	if (write_c(s, sb_str(&out)))
+		return 1;
+	if (s->last_pass == 3)
+		fputs(sb_str(&out), stdout);
+	return 0;
+}

@@ -1,0 +1,259 @@
+/* stap: the command-line driver. Parses the options into a session, runs
+ * passes 1 to 5 in order (stopping after -p), prints SystemTap's per-pass
+ * lines at -v and its "Pass N: ... failed" line when a pass fails, and
+ * cleans up the temporary directory. Exit status 0 on success, 1 on any
+ * failure, as SystemTap. */
+#include "session.h"
+#include "driver.h"
+#include "options.h"
+#include "diag.h"
+#include "emit.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/times.h>
+#include <unistd.h>
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+/* Global so that leak checkers see everything the passes hang off it: the
+ * translator frees nothing, on purpose. */
+static struct session the_session;
+
+#ifdef STAP_SANITIZERS
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+#endif
+
+/* ---- per-pass measurements, in SystemTap's -v shape ---- */
+
+struct pass_clock {
+	struct tms tms;
+	struct timeval tv;
+};
+
+static void clock_start(struct pass_clock *c)
+{
+	times(&c->tms);
+	gettimeofday(&c->tv, NULL);
+}
+
+/* "using 1234virt/567res/89shr/12data kb, in 10usr/0sys/12real ms." */
+static void print_usage_since(const struct pass_clock *c)
+{
+	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+	long virt = 0, res = 0, shr = 0, text = 0, lib = 0, data = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld %ld %ld %ld %ld", &virt, &res, &shr, &text, &lib, &data) != 6)
+			virt = res = shr = data = 0;
+		fclose(f);
+	}
+	struct pass_clock now;
+	clock_start(&now);
+	long hz = sysconf(_SC_CLK_TCK);
+	long usr = (now.tms.tms_utime + now.tms.tms_cutime - c->tms.tms_utime - c->tms.tms_cutime) * 1000 / hz;
+	long sys = (now.tms.tms_stime + now.tms.tms_cstime - c->tms.tms_stime - c->tms.tms_cstime) * 1000 / hz;
+	long real = (now.tv.tv_sec - c->tv.tv_sec) * 1000 + (now.tv.tv_usec - c->tv.tv_usec) / 1000;
+	fprintf(stderr, "using %ldvirt/%ldres/%ldshr/%lddata kb, in %ldusr/%ldsys/%ldreal ms.\n",
+		virt * page_kb, res * page_kb, shr * page_kb, data * page_kb, usr, sys, real);
+}
+
+static void print_time_since(const struct pass_clock *c)
+{
+	struct pass_clock now;
+	clock_start(&now);
+	long hz = sysconf(_SC_CLK_TCK);
+	long usr = (now.tms.tms_utime + now.tms.tms_cutime - c->tms.tms_utime - c->tms.tms_cutime) * 1000 / hz;
+	long sys = (now.tms.tms_stime + now.tms.tms_cstime - c->tms.tms_stime - c->tms.tms_cstime) * 1000 / hz;
+	long real = (now.tv.tv_sec - c->tv.tv_sec) * 1000 + (now.tv.tv_usec - c->tv.tv_usec) / 1000;
+	fprintf(stderr, "in %ldusr/%ldsys/%ldreal ms.\n", usr, sys, real);
+}
+
+static const char *plural(int n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* ---- cleanup on signals during passes 1-4 ---- */
+
+static void cleanup_and_die(int sig)
+{
+	/* Not async-signal-safe in theory; we are about to exit anyway and a
+	 * leftover /tmp/stapXXXXXX is the worse outcome. */
+	the_session.keep_tmp = 0;
+	driver_remove_tmpdir(&the_session);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void set_cleanup_signals(void)
+{
+	signal(SIGINT, cleanup_and_die);
+	signal(SIGTERM, cleanup_and_die);
+	signal(SIGHUP, cleanup_and_die);
+}
+
+/* ---- the passes ---- */
+
+/* Passes print their own diagnostics; the driver adds the summary line. */
+static void pass_failed(int n, const char *what)
+{
+	fprintf(stderr, "Pass %d: %s failed.  [man error::pass%d]\n", n, what, n);
+	diag_print_suppressed();
+}
+
+static int run_pass1(struct session *s)
+{
+	struct pass_clock c;
+	clock_start(&c);
+	int rc = pass1_parse(s);
+	if (rc) {
+		pass_failed(1, "parse");
+		return rc;
+	}
+	if (s->verbose >= 1) {
+		fprintf(stderr, "Pass 1: parsed user script and %d library scripts ",
+			s->library_files.n);
+		print_usage_since(&c);
+	}
+	return 0;
+}
+
+static int run_pass2(struct session *s)
+{
+	struct pass_clock c;
+	clock_start(&c);
+	int rc = pass2_elaborate(s);
+	if (rc) {
+		pass_failed(2, "analysis");
+		return rc;
+	}
+	if (s->verbose >= 1) {
+		int np = s->probes.n, nf = s->functions.n, ne = s->embeds.n, ng = s->globals.n;
+		fprintf(stderr, "Pass 2: analyzed script: %d %s, %d %s, %d %s, %d %s ",
+			np, plural(np, "probe", "probes"), nf, plural(nf, "function", "functions"),
+			ne, plural(ne, "embed", "embeds"), ng, plural(ng, "global", "globals"));
+		print_usage_since(&c);
+	}
+	return 0;
+}
+
+static int run_pass3(struct session *s)
+{
+	struct pass_clock c;
+	clock_start(&c);
+	int rc = pass3_translate(s);
+	if (rc) {
+		pass_failed(3, "translation");
+		return rc;
+	}
+	if (s->verbose >= 1) {
+		fprintf(stderr, "Pass 3: translated to C into \"%s\" ", s->c_file ? s->c_file : "");
+		print_usage_since(&c);
+	}
+	return 0;
+}
+
+static int run_pass4(struct session *s)
+{
+	struct pass_clock c;
+	clock_start(&c);
+	int rc = pass4_compile(s);
+	if (rc) {
+		pass_failed(4, "compilation");
+		return rc;
+	}
+	if (s->verbose >= 1) {
+		fprintf(stderr, "Pass 4: compiled C into \"%s\" ",
+			s->object_file ? s->object_file : "");
+		print_usage_since(&c);
+	}
+	return 0;
+}
+
+static int run_pass5(struct session *s)
+{
+	struct pass_clock c;
+	if (s->verbose >= 1)
+		fputs("Pass 5: starting run.\n", stderr);
+	clock_start(&c);
+	int rc = pass5_run(s);
+	if (rc) {
+		pass_failed(5, "run");
+		return rc;
+	}
+	if (s->verbose >= 1) {
+		fputs("Pass 5: run completed ", stderr);
+		print_time_since(&c);
+	}
+	return 0;
+}
+
+static int run_passes(struct session *s)
+{
+	if (run_pass1(s))
+		return 1;
+	if (s->last_pass == 1)
+		return 0;
+	if (run_pass2(s))
+		return 1;
+	if (s->last_pass == 2)
+		return 0;
+	fflush(stdout);
+	/* A cache hit skips passes 3 and 4 (and prints what they would). */
+	if (!cache_lookup(s)) {
+		if (run_pass3(s))
+			return 1;
+		if (s->last_pass == 3)
+			return 0;
+		fflush(stdout);
+		if (run_pass4(s))
+			return 1;
+		cache_store(s);
+	}
+	if (s->last_pass <= 4)
+		return 0;
+	fflush(stdout);
+	return run_pass5(s) ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct session *s = &the_session;
+
+	switch (options_parse(s, argc, argv)) {
+	case OPTIONS_EXIT0:
+		return 0;
+	case OPTIONS_EXIT1:
+		return 1;
+	case OPTIONS_RUN:
+		break;
+	}
+	msg_verbose = s->verbose;
+	msg_suppress_warnings = s->suppress_warnings;
+	driver_locate(s);
+	s->cache_dir = options_disable_cache ? NULL : cache_default_dir();
+
+	if (s->listing) {
+		fprintf(stderr, "ERROR: listing probe points (-%c) is not available yet in "
+			"this implementation.\n", s->listing == 1 ? 'l' : 'L');
+		return 1;
+	}
+
+	set_cleanup_signals();
+	if (driver_make_tmpdir(s))
+		return 1;
+	int rc = run_passes(s);
+	fflush(stdout);
+	driver_remove_tmpdir(s);
+	return rc;
+}

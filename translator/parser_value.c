@@ -1,0 +1,417 @@
+/* Primary expressions: literals, symbols, indexing, calls, the print
+ * family, the @ operators (statistics, histograms, @cast, @var, @entry,
+ * @defined) and target variables ($x->y[1], $$vars, &$x, $x$). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lexer.h"
+#include "parser.h"
+
+struct expr *parse_value(struct parser *p);
+
+/* literal -> ['-'] number | string+ (adjacent strings are glued) */
+struct expr *parse_literal(struct parser *p, int allow_minus)
+{
+	const struct token *t = parser_next(p);
+	int neg = 0;
+	if (allow_minus && parser_is_op(t, "-")) {
+		neg = 1;
+		t = parser_next(p);
+		if (t->type != TOK_NUMBER)
+			pass1_throw(t, 1, "expected literal string or number");
+	}
+	if (t->type == TOK_NUMBER) {
+		struct expr *e = expr_new(E_NUMBER, t);
+		if (lexer_number_value(t->content, &e->num))
+			pass1_throw(t, 1, "number invalid or out of range");
+		if (neg)
+			e->num = (int64_t)(0 - (uint64_t)e->num);
+		return e;
+	}
+	if (t->type != TOK_STRING)
+		pass1_throw(t, 1, "expected literal string or number");
+	if (parser_peek(p)->type == TOK_STRING) {
+		struct strbuf val = {0}, raw = {0};
+		struct token *glued = xmalloc(sizeof(*glued));
+		*glued = *t;
+		sb_puts(&val, t->content);
+		sb_puts(&raw, t->raw ? t->raw : t->content);
+		while (parser_peek(p)->type == TOK_STRING) {
+			const struct token *n = parser_next(p);
+			sb_puts(&val, n->content);
+			sb_puts(&raw, n->raw ? n->raw : n->content);
+		}
+		glued->content = sb_take(&val);
+		glued->raw = sb_take(&raw);
+		t = glued;
+	}
+	struct expr *e = expr_new(E_STRING, t);
+	e->str = t->content;
+	return e;
+}
+
+/* Strip a trailing '$' or '$$' (pretty printing) off NAME. */
+static const char *strip_pretty(const char *name, int min_len, int *pretty)
+{
+	size_t n = strlen(name);
+	*pretty = 0;
+	while (n > (size_t)min_len && name[n - 1] == '$' && *pretty < 2) {
+		n--;
+		(*pretty)++;
+	}
+	return *pretty ? xstrndup(name, n) : name;
+}
+
+/* components -> ('->' ident['$'|'$$'] | '[' expr ']')* */
+static void parse_components(struct parser *p, struct expr *e)
+{
+	for (;;) {
+		const struct token *t = parser_peek(p);
+		struct tcomp *c;
+		if (e->pretty)
+			return;
+		if (parser_is_op(t, "->")) {
+			parser_next(p);
+			const struct token *m = parser_next(p);
+			if (m->type != TOK_IDENT && m->type != TOK_KEYWORD)
+				pass1_throw(m, 1, "expected identifier or keyword");
+			c = xcalloc(1, sizeof(*c));
+			c->kind = TC_MEMBER;
+			c->tok = m;
+			c->member = strip_pretty(m->content, 0, &e->pretty);
+			if (!*c->member) {
+				free(c);
+				continue;
+			}
+		} else if (parser_is_op(t, "[")) {
+			parser_next(p);
+			c = xcalloc(1, sizeof(*c));
+			c->tok = t;
+			c->index = parse_expression(p);
+			if (c->index->kind == E_NUMBER) {
+				c->kind = TC_INDEX_NUM;
+				c->num = c->index->num;
+			} else {
+				c->kind = TC_INDEX_EXPR;
+			}
+			parser_expect_op(p, "]");
+		} else {
+			return;
+		}
+		vec_push(&e->comps, c);
+	}
+}
+
+/* target -> '$'name['$'|'$$'] components | '$$vars' ... */
+static struct expr *parse_target(struct parser *p, int addressof)
+{
+	const struct token *t = parser_next(p);
+	struct expr *e = expr_new(E_TARGET, t);
+	int min = strncmp(t->content, "$$", 2) ? 1 : 2;
+	e->str = strip_pretty(t->content, min, &e->pretty);
+	e->addressof = addressof;
+	parse_components(p, e);
+	return e;
+}
+
+/* A print argument: an expression, or a bare histogram operator. */
+static struct expr *parse_print_arg(struct parser *p)
+{
+	const struct token *t = parser_peek(p);
+	if (parser_is_op(t, "@hist_linear") || parser_is_op(t, "@hist_log")) {
+		struct expr *h = parse_hist_op(p);
+		const struct token *b = parser_peek(p);
+		if (!parser_is_op(b, "["))
+			return h;
+		parser_next(p);
+		struct expr *e = expr_new(E_INDEX, b);
+		e->base = h;
+		vec_push(&e->args, parse_expression(p));
+		parser_expect_op(p, "]");
+		return e;
+	}
+	return parse_expression(p);
+}
+
+/* call-args -> '(' [expression (',' expression)*] ')' into OUT;
+ * print arguments (PRINT) may be histograms, and need one unless
+ * EMPTY_OK. */
+static void parse_args(struct parser *p, struct vec *out, int print, int empty_ok)
+{
+	parser_expect_op(p, "(");
+	if (parser_is_op(parser_peek(p), ")") && (!print || empty_ok)) {
+		parser_next(p);
+		return;
+	}
+	for (;;) {
+		vec_push(out, print ? parse_print_arg(p) : parse_expression(p));
+		const struct token *t = parser_next(p);
+		if (parser_is_op(t, ")"))
+			return;
+		if (!parser_is_op(t, ","))
+			pass1_throw(t, 1, print ? "expected one of ', )'"
+						: "expected one of ') ,'");
+	}
+}
+
+/* Check a printf format's conversions as SystemTap does at parse time. */
+static int format_ok(const char *f)
+{
+	for (; *f; f++) {
+		if (*f != '%')
+			continue;
+		f++;
+		if (*f == '%')
+			continue;
+		while (*f && strchr("-+ #0", *f))
+			f++;
+		if (*f == '*')
+			f++;
+		else
+			while (*f >= '0' && *f <= '9')
+				f++;
+		if (*f == '.') {
+			f++;
+			if (*f == '*')
+				f++;
+			else
+				while (*f >= '0' && *f <= '9')
+					f++;
+		}
+		while (*f == 'l' || *f == 'h' || *f == 'L' || *f == 'j' ||
+		       *f == 'z' || *f == 't')
+			f++;
+		if (!*f || !strchr("diouxXscpbmM", *f))
+			return 0;
+	}
+	return 1;
+}
+
+static const struct {
+	const char *name;
+	int newline, delim, to_string, fmt;
+} print_family[] = {
+	{"print", 0, 0, 0, 0},   {"println", 1, 0, 0, 0},
+	{"printf", 0, 0, 0, 1},  {"printd", 0, 1, 0, 0},
+	{"printdln", 1, 1, 0, 0}, {"sprint", 0, 0, 1, 0},
+	{"sprintln", 1, 0, 1, 0}, {"sprintf", 0, 0, 1, 1},
+	{"sprintd", 0, 1, 1, 0},  {NULL, 0, 0, 0, 0},
+};
+
+/* print-call -> NAME '(' [format|delimiter ','] args ')' */
+static struct expr *parse_print(struct parser *p, const struct token *name, int i)
+{
+	struct expr *e = expr_new(E_PRINT, name);
+	e->str = name->content;
+	e->print_newline = print_family[i].newline;
+	e->print_delim = print_family[i].delim;
+	e->print_to_string = print_family[i].to_string;
+	e->print_has_fmt = print_family[i].fmt;
+	if (e->print_has_fmt || e->print_delim) {
+		parser_expect_op(p, "(");
+		const struct token *f = parser_peek(p);
+		if (f->type != TOK_STRING)
+			pass1_throw(f, 1, "expected literal string");
+		struct expr *fe = parse_literal(p, 0);
+		vec_push(&e->args, fe);
+		if (e->print_has_fmt && !format_ok(fe->str))
+			pass1_throw(parser_peek(p), 1,
+				    "invalid or missing conversion specifier");
+		const struct token *t = parser_next(p);
+		if (parser_is_op(t, ")"))
+			return e;
+		if (!parser_is_op(t, ","))
+			pass1_throw(t, 1, "expected ',' or ')'");
+		for (;;) {
+			vec_push(&e->args, parse_print_arg(p));
+			t = parser_next(p);
+			if (parser_is_op(t, ")"))
+				return e;
+			if (!parser_is_op(t, ","))
+				pass1_throw(t, 1, "expected one of ', )'");
+		}
+	}
+	parse_args(p, &e->args, 1, e->print_newline);
+	return e;
+}
+
+/* symbol -> IDENT ['[' index-list ']'] */
+struct expr *parse_symbol_or_index(struct parser *p)
+{
+	const struct token *t = parser_next(p);
+	struct expr *sym = expr_new(E_SYMBOL, t);
+	sym->str = t->content;
+	const struct token *b = parser_peek(p);
+	if (!parser_is_op(b, "["))
+		return sym;
+	parser_next(p);
+	struct expr *e = expr_new(E_INDEX, b);
+	e->base = sym;
+	for (;;) {
+		if (parser_is_op(parser_peek(p), "*")) {
+			parser_next(p);
+			vec_push(&e->args, NULL);
+		} else {
+			vec_push(&e->args, parse_expression(p));
+		}
+		const struct token *n = parser_next(p);
+		if (parser_is_op(n, "]"))
+			return e;
+		if (!parser_is_op(n, ","))
+			pass1_throw(n, 1, "expected one of '] ,'");
+	}
+}
+
+/* hist -> '@hist_linear' '(' expr ',' expr ',' expr ',' expr ')'
+ *       | '@hist_log' '(' expr ')' */
+struct expr *parse_hist_op(struct parser *p)
+{
+	const struct token *t = parser_next(p);
+	struct expr *e = expr_new(E_HIST, t);
+	e->hist_linear = !strcmp(t->content, "@hist_linear");
+	parser_expect_op(p, "(");
+	e->left = parse_expression(p);
+	for (int i = 0; e->hist_linear && i < 3; i++) {
+		parser_expect_op(p, ",");
+		vec_push(&e->args, parse_literal(p, 1));
+	}
+	parser_expect_op(p, ")");
+	return e;
+}
+
+/* stat -> '@count'|'@sum'|... '(' expr [',' number] ')' */
+static struct expr *parse_stat_op(struct parser *p)
+{
+	const struct token *t = parser_next(p);
+	struct expr *e = expr_new(E_STAT, t);
+	e->op = t->content;
+	parser_expect_op(p, "(");
+	e->left = parse_expression(p);
+	for (;;) {
+		const struct token *c = parser_peek(p);
+		if (parser_is_op(c, ")"))
+			break;
+		if (parser_is_op(c, ",")) {
+			if (strcmp(t->content, "@variance") || e->args.n)
+				pass1_throw(c, 0, "not more than 1 parameter allowed");
+			parser_next(p);
+			vec_push(&e->args, parse_literal(p, 0));
+			continue;
+		}
+		parser_next(p); /* SystemTap scans on to the ')' */
+	}
+	parser_next(p);
+	return e;
+}
+
+/* @cast(expr, "type" [, "module"]) / @var("name" [, "module"]) comps */
+static struct expr *parse_cast_var(struct parser *p, int is_cast)
+{
+	const struct token *t = parser_next(p);
+	struct expr *e = expr_new(is_cast ? E_CAST : E_ATVAR, t);
+	parser_expect_op(p, "(");
+	if (is_cast) {
+		e->left = parse_expression(p);
+		parser_expect_op(p, ",");
+	}
+	for (;;) {
+		const struct token *s = parser_peek(p);
+		if (s->type != TOK_STRING)
+			pass1_throw(s, 1, "expected string");
+		vec_push(&e->args, parse_literal(p, 0));
+		const struct token *n = parser_next(p);
+		if (parser_is_op(n, ")"))
+			break;
+		if (!parser_is_op(n, ",") || e->args.n >= 2)
+			pass1_throw(n, 1, "expected ')'");
+	}
+	if (!is_cast)
+		e->str = ((struct expr *)vec_at(&e->args, 0))->str;
+	parse_components(p, e);
+	return e;
+}
+
+static struct expr *parse_at_operator(struct parser *p)
+{
+	const struct token *t = parser_peek(p);
+	const char *n = t->content;
+	static const char *const stats[] = {"@count", "@sum", "@min", "@max",
+					    "@avg", "@variance", NULL};
+	for (int i = 0; stats[i]; i++)
+		if (!strcmp(n, stats[i]))
+			return parse_stat_op(p);
+	if (!strcmp(n, "@hist_linear") || !strcmp(n, "@hist_log")) {
+		struct expr *h = parse_hist_op(p);
+		const struct token *b = parser_peek(p);
+		if (parser_is_op(b, "[")) {
+			parser_next(p);
+			struct expr *e = expr_new(E_INDEX, b);
+			e->base = h;
+			vec_push(&e->args, parse_expression(p));
+			parser_expect_op(p, "]");
+			return e;
+		}
+		pass1_throw(t, 0, "base histogram operator where expression expected");
+	}
+	if (!strcmp(n, "@cast"))
+		return parse_cast_var(p, 1);
+	if (!strcmp(n, "@var"))
+		return parse_cast_var(p, 0);
+	if (!strcmp(n, "@entry") || !strcmp(n, "@defined")) {
+		parser_next(p);
+		struct expr *e = expr_new(n[1] == 'e' ? E_ENTRY : E_DEFINED, t);
+		parser_expect_op(p, "(");
+		e->left = parse_expression(p);
+		parser_expect_op(p, ")");
+		return e;
+	}
+	pass1_throw(t, 1, "unknown operator %s", n);
+}
+
+/* value -> '(' expression ')' | literal | embedded | '&'? target
+ *        | '@'op ... | IDENT '(' args ')' | IDENT ['[' indexes ']'] */
+struct expr *parse_value(struct parser *p)
+{
+	const struct token *t = parser_peek(p);
+	if (t->type == TOK_EOF)
+		pass1_throw(t, 1, "expected value");
+	if (parser_is_op(t, "(")) {
+		parser_next(p);
+		parser_enter(p, t);
+		struct expr *e = parse_expression(p);
+		parser_leave(p);
+		parser_expect_op(p, ")");
+		return e;
+	}
+	if (t->type == TOK_EMBEDDED) {
+		if (!p->privileged)
+			pass1_throw(t, 1, "embedded expression code in unprivileged script; need stap -g");
+		parser_next(p);
+		struct expr *e = expr_new(E_EMBEDDED, t);
+		e->str = t->content;
+		return e;
+	}
+	if (parser_is_op(t, "&") && parser_peek2(p)->type == TOK_IDENT &&
+	    parser_peek2(p)->content[0] == '$') {
+		parser_next(p);
+		return parse_target(p, 1);
+	}
+	if (t->type == TOK_OPERATOR && t->content[0] == '@' && t->content[1])
+		return parse_at_operator(p);
+	if (t->type == TOK_IDENT && t->content[0] == '$')
+		return parse_target(p, 0);
+	if (t->type == TOK_IDENT) {
+		if (parser_is_op(parser_peek2(p), "(")) {
+			parser_next(p);
+			for (int i = 0; print_family[i].name; i++)
+				if (!strcmp(t->content, print_family[i].name))
+					return parse_print(p, t, i);
+			struct expr *e = expr_new(E_CALL, t);
+			e->str = t->content;
+			parse_args(p, &e->args, 0, 1);
+			return e;
+		}
+		return parse_symbol_or_index(p);
+	}
+	return parse_literal(p, 0);
+}

@@ -1,0 +1,257 @@
+/* The -p2 output, as SystemTap 4.8 prints it: "# globals", "# functions"
+ * (sorted by name) and "# probes" with each derived probe's locals; with
+ * -v also the bodies, where globals print as __global_NAME and calls as
+ * __global_NAME__overload_0 and single-statement blocks print as their
+ * statement. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "elaborate.h"
+
+static void put_type(struct strbuf *b, enum exp_type t)
+{
+	sb_puts(b, exp_type_name(t));
+}
+
+static void put_var(struct strbuf *b, const struct vardecl *v)
+{
+	sb_printf(b, "%s:", v->name);
+	put_type(b, v->type);
+	if (v->arity > 0) {
+		sb_puts(b, " [");
+		for (int i = 0; i < v->arity && i < 9; i++) {
+			if (i)
+				sb_puts(b, ", ");
+			put_type(b, v->index_types[i]);
+		}
+		sb_putc(b, ']');
+	}
+}
+
+/* ---- bodies (-v) ---- */
+
+static void p2_stmt(struct strbuf *out, const struct stmt *s);
+
+static void p2_block_items(struct strbuf *out, const struct stmt *s)
+{
+	sb_puts(out, "{\n");
+	const struct stmt *c;
+	vec_foreach(const struct stmt *, c, &s->stmts)
+	{
+		p2_stmt(out, c);
+		sb_puts(out, ";\n");
+	}
+	sb_putc(out, '}');
+}
+
+static void p2_foreach(struct strbuf *out, const struct stmt *s)
+{
+	/* print_stmt prints the header; only the body differs. */
+	struct stmt copy = *s;
+	struct stmt empty = { 0 };
+	empty.kind = S_NULL;
+	copy.body = &empty;
+	struct strbuf head = { 0 };
+	print_stmt(&head, &copy);
+	/* drop the trailing ";" of the empty body */
+	if (head.len && head.s[head.len - 1] == ';')
+		head.s[--head.len] = 0;
+	sb_puts(out, sb_str(&head));
+	free(head.s);
+	p2_stmt(out, s->body);
+}
+
+static int flat_blocks = 1;
+
+static void p2_stmt(struct strbuf *out, const struct stmt *s)
+{
+	switch (s->kind) {
+	case S_BLOCK:
+		if (s->stmts.n == 1 && flat_blocks)
+			p2_stmt(out, s->stmts.v[0]);
+		else if (s->stmts.n == 0 && flat_blocks)
+			sb_putc(out, ';');
+		else
+			p2_block_items(out, s);
+		return;
+	case S_IF:
+		sb_puts(out, "if (");
+		print_expr(out, s->cond);
+		sb_puts(out, ") ");
+		p2_stmt(out, s->then);
+		sb_putc(out, '\n');
+		if (s->els) {
+			sb_puts(out, "else ");
+			p2_stmt(out, s->els);
+			sb_putc(out, '\n');
+		}
+		return;
+	case S_FOR:
+		sb_puts(out, "for (");
+		if (s->init)
+			print_expr(out, s->init);
+		sb_puts(out, "; ");
+		if (s->cond)
+			print_expr(out, s->cond);
+		else
+			sb_putc(out, '1');
+		sb_puts(out, "; ");
+		if (s->incr)
+			print_expr(out, s->incr);
+		sb_puts(out, ") ");
+		p2_stmt(out, s->body);
+		return;
+	case S_FOREACH:
+		p2_foreach(out, s);
+		return;
+	case S_TRY:
+		sb_puts(out, "try {\n");
+		p2_stmt(out, s->body);
+		sb_puts(out, "\n} catch");
+		if (s->catch_var)
+			sb_printf(out, " (%s)", s->catch_var->str);
+		sb_puts(out, " {\n");
+		p2_stmt(out, s->catch_body);
+		sb_puts(out, "\n}\n");
+		return;
+	default:
+		print_stmt(out, s);
+		return;
+	}
+}
+
+/* Names as pass 2 prints them; restored after printing. */
+struct rename {
+	struct vec exprs;
+	struct vec names;
+	const struct expr *skip;
+};
+
+static int rename_expr(struct expr *e, void *arg)
+{
+	struct rename *r = arg;
+	if (e == r->skip)
+		return 0;
+	const char *nn = NULL;
+	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
+		nn = xasprintf("__global_%s", e->str);
+	else if (e->kind == E_CALL && e->func)
+		nn = xasprintf("__global_%s__overload_0", e->str);
+	if (nn) {
+		vec_push(&r->exprs, e);
+		vec_push(&r->names, (void *)e->str);
+		e->str = nn;
+	}
+	return 0;
+}
+
+static int rename_stmt(struct stmt *s, void *arg)
+{
+	struct rename *r = arg;
+	if (s->kind == S_DELETE && s->value && s->value->kind == E_SYMBOL)
+		r->skip = s->value; /* SystemTap prints "delete g" plainly */
+	return 0;
+}
+
+static void print_body(struct strbuf *out, struct stmt *body, int flat)
+{
+	struct rename r = { 0 };
+	walk_stmt(body, rename_stmt, rename_expr, &r);
+	sb_puts(out, "{ ");
+	if (flat || body->kind != S_BLOCK)
+		p2_stmt(out, body);
+	else
+		p2_block_items(out, body);
+	sb_puts(out, " }\n");
+	for (int i = 0; i < r.exprs.n; i++)
+		((struct expr *)r.exprs.v[i])->str = r.names.v[i];
+	free(r.exprs.v);
+	free(r.names.v);
+}
+
+/* ---- sections ---- */
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct functiondecl *x = *(void *const *)a, *y = *(void *const *)b;
+	return strcmp(x->name, y->name);
+}
+
+static void print_functions(struct session *s, struct strbuf *out)
+{
+	if (!s->functions.n)
+		return;
+	sb_puts(out, "# functions\n");
+	int n = s->functions.n;
+	struct functiondecl **fs = xcalloc(n, sizeof *fs);
+	memcpy(fs, s->functions.v, n * sizeof *fs);
+	qsort(fs, n, sizeof *fs, fn_cmp);
+	for (int i = 0; i < n; i++) {
+		struct functiondecl *fd = fs[i];
+		sb_printf(out, "%s:", fd->name);
+		put_type(out, fd->type);
+		sb_puts(out, " (");
+		for (int j = 0; j < fd->formals.n; j++) {
+			if (j)
+				sb_puts(out, ", ");
+			put_var(out, fd->formals.v[j]);
+		}
+		sb_puts(out, ")\n");
+		if (fd->locals.n) {
+			sb_puts(out, "  # locals\n");
+			struct vardecl *v;
+			vec_foreach(struct vardecl *, v, &fd->locals)
+			{
+				sb_puts(out, "  ");
+				put_var(out, v);
+				sb_putc(out, '\n');
+			}
+		}
+		if (s->verbose && fd->body)
+			print_body(out, fd->body, !s->unoptimized);
+	}
+	free(fs);
+}
+
+static void print_probe(struct session *s, struct strbuf *out,
+			struct derived_probe *dp)
+{
+	sb_puts(out, dp->pp);
+	if (dp->point->sufficient)
+		sb_putc(out, '!');
+	else if (dp->point->optional)
+		sb_putc(out, '?');
+	sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
+	if (dp->probe->locals.n) {
+		sb_puts(out, "  # locals\n");
+		struct vardecl *v;
+		vec_foreach(struct vardecl *, v, &dp->probe->locals)
+		{
+			sb_puts(out, "  ");
+			put_var(out, v);
+			sb_putc(out, '\n');
+		}
+	}
+	if (s->verbose && dp->probe->body)
+		print_body(out, dp->probe->body,
+			   !s->unoptimized && dp->probe->id != -1);
+}
+
+void pass2_print(struct session *s, struct strbuf *out)
+{
+	flat_blocks = !s->unoptimized;
+	if (s->globals.n) {
+		sb_puts(out, "# globals\n");
+		struct vardecl *v;
+		vec_foreach(struct vardecl *, v, &s->globals)
+		{
+			put_var(out, v);
+			sb_putc(out, '\n');
+		}
+	}
+	print_functions(s, out);
+	sb_puts(out, "# probes\n");
+	struct derived_probe *dp;
+	vec_foreach(struct derived_probe *, dp, &s->probes)
+		print_probe(s, out, dp);
+}

@@ -1,0 +1,121 @@
+/* Pass 5: run the compiled object with staprun, as SystemTap does: the
+ * options that concern the run (-o, -T, -c, -x, -v) and the -G settings are
+ * passed on, SIGINT/SIGTERM/SIGHUP sent to stap are forwarded, and stap's
+ * result is staprun's exit status. */
+#include "session.h"
+#include "driver.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+volatile int driver_child_pid;
+
+/* A signal that came from the terminal reached staprun too (same process
+ * group); only one sent to stap alone (kill PID) needs forwarding. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (driver_child_pid > 0 && si->si_code != SI_KERNEL)
+		kill(driver_child_pid, sig);
+}
+
+static void set_forwarding(int on)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	if (on) {
+		sa.sa_sigaction = forward_signal;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	} else {
+		sa.sa_handler = SIG_DFL;
+	}
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static char **staprun_argv(struct session *s)
+{
+	struct vec a = { 0 };
+	vec_push(&a, (void *)s->staprun_path);
+	for (int i = 0; i < s->verbose && i < 5; i++)
+		vec_push(&a, "-v");
+	if (s->output_file) {
+		vec_push(&a, "-o");
+		vec_push(&a, (void *)s->output_file);
+	}
+	if (s->timeout_s > 0) {
+		vec_push(&a, "-T");
+		vec_push(&a, xasprintf("%d", s->timeout_s));
+	}
+	if (s->target_cmd) {
+		vec_push(&a, "-c");
+		vec_push(&a, (void *)s->target_cmd);
+	}
+	if (s->target_pid > 0) {
+		vec_push(&a, "-x");
+		vec_push(&a, xasprintf("%ld", s->target_pid));
+	}
+	vec_push(&a, (void *)s->object_file);
+	struct gset *g;
+	vec_foreach(struct gset *, g, &s->gsets)
+		vec_push(&a, xasprintf("%s=%s", g->name, g->value));
+	vec_push(&a, NULL);
+	return (char **)a.v;
+}
+
+int pass5_run(struct session *s)
+{
+	if (!s->object_file) {
+		fputs("ERROR: no compiled object to run\n", stderr);
+		return 1;
+	}
+	char **argv = staprun_argv(s);
+	if (s->verbose >= 2) {
+		fputs("Running", stderr);
+		for (char **p = argv; *p; p++)
+			fprintf(stderr, " %s", *p);
+		fputc('\n', stderr);
+	}
+	fflush(stdout);
+	fflush(stderr);
+
+	set_forwarding(1);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ERROR: cannot start %s: %s\n", s->staprun_path, strerror(errno));
+		set_forwarding(0);
+		return 1;
+	}
+	if (pid == 0) {
+		set_forwarding(0);
+		execv(argv[0], argv);
+		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	driver_child_pid = pid;
+
+	int status, rc;
+	while ((rc = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	driver_child_pid = 0;
+	set_forwarding(0);
+	if (rc < 0) {
+		fprintf(stderr, "ERROR: waiting for %s: %s\n", s->staprun_path, strerror(errno));
+		return 1;
+	}
+	if (WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	else
+		rc = 128 + WTERMSIG(status);
+	if (rc != 0)
+		fprintf(stderr, "WARNING: %s exited with status: %d\n", s->staprun_path, rc);
+	free(argv);
+	return rc;
+}

@@ -1,0 +1,570 @@
+/* The preprocessor: script arguments, @define macros, %( %? %: %)
+ * conditionals. See preproc.h for the order of the layers.
+ *
+ * Conditions answer as this implementation is: arch "x86_64"; runtime
+ * "kernel" (SystemTap's default runtime, so that existing scripts and
+ * tapsets take their usual branch even though we trace user space);
+ * systemtap_v "4.8"; kernel_v/kernel_vr from uname -r of the running
+ * kernel; every CONFIG_* option unset (""); systemtap_privilege
+ * "stapdev"; guru_mode from -g. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "lexer.h"
+#include "parser.h"
+#include "preproc.h"
+
+#define MAX_EXPANSION_DEPTH 200
+
+struct macro {
+	const char *name;
+	const struct token *name_tok;
+	struct vec params; /* char * */
+	struct vec body;   /* struct token * */
+	struct macro *next;
+};
+
+struct macro_table {
+	struct macro *first;
+};
+
+/* A source of tokens: a lexer, or a list (macro body, argument). */
+struct frame {
+	struct lexer *lx;          /* or NULL: list */
+	struct vec *list;
+	int pos;
+	const struct token *chain; /* the invocation, for list tokens */
+	struct macro *macro;       /* whose parameters are bound here */
+	struct vec *args;          /* struct vec * per parameter */
+	struct frame *up;
+	int depth;
+};
+
+/* One open %( conditional. */
+struct cond {
+	const struct token *tok;
+	int taking_else; /* in the %: part */
+	struct cond *up;
+};
+
+struct pp {
+	struct session *s;
+	const struct source_file *src;
+	struct frame *top;
+	struct macro_table local;
+	struct cond *conds;
+	int stpm;      /* a .stpm file: definitions are public */
+	int skipping;  /* inside a false %( branch */
+};
+
+static struct macro_table global_macros;
+
+struct macro_table *pp_global_macros(void)
+{
+	return &global_macros;
+}
+
+struct pp *pp_new(struct session *s, const struct source_file *src)
+{
+	struct pp *pp = xcalloc(1, sizeof(*pp));
+	pp->s = s;
+	pp->src = src;
+	pp->top = xcalloc(1, sizeof(*pp->top));
+	pp->top->lx = lexer_new(src, NULL);
+	return pp;
+}
+
+/* ---- layer 1: input frames and script arguments ---- */
+
+static struct token *copy_tok(const struct token *t, const struct token *chain)
+{
+	struct token *c = xmalloc(sizeof(*c));
+	*c = *t;
+	if (chain)
+		c->chain = chain;
+	return c;
+}
+
+static void push_frame(struct pp *pp, struct frame *f)
+{
+	f->up = pp->top;
+	f->depth = pp->top ? pp->top->depth + 1 : 0;
+	if (f->depth > MAX_EXPANSION_DEPTH)
+		pass1_throw(f->chain, 0, "macro expansion nested too deeply");
+	pp->top = f;
+}
+
+/* Script argument $N / @N / $# / @#, or NULL if T is not one. */
+static int arg_number(const char *w, long *n)
+{
+	if ((w[0] != '$' && w[0] != '@') || !isdigit((unsigned char)w[1]))
+		return 0;
+	char *end;
+	*n = strtol(w + 1, &end, 10);
+	return *end == '\0';
+}
+
+static const struct token *substitute_arg(struct pp *pp, struct token *t)
+{
+	const char *w = t->content;
+	int nargs = pp->s->args.n;
+	long n;
+	if (!strcmp(w, "$#") || !strcmp(w, "@#")) {
+		t->type = w[0] == '$' ? TOK_NUMBER : TOK_STRING;
+		t->content = xasprintf("%d", nargs);
+		t->raw = t->content;
+		return t;
+	}
+	if (!arg_number(w, &n))
+		return t;
+	if (n < 1 || n > nargs) {
+		struct token *j = copy_tok(t, NULL);
+		j->type = TOK_JUNK;
+		j->content = "";
+		pass1_throw(j, 0, "command line argument out of range [1-%d]", nargs);
+	}
+	const char *arg = vec_at(&pp->s->args, n - 1);
+	if (w[0] == '@') {
+		t->type = TOK_STRING;
+		t->content = arg;
+		t->raw = arg;
+		return t;
+	}
+	/* $N: the argument's text is lexed where $N stands. */
+	struct source_file *sf = xcalloc(1, sizeof(*sf));
+	sf->name = t->loc.file ? t->loc.file->name : "<input>";
+	sf->text = arg;
+	struct srcloc *loc = xmalloc(sizeof(*loc));
+	*loc = t->loc;
+	struct frame *f = xcalloc(1, sizeof(*f));
+	f->lx = lexer_new(sf, loc);
+	f->chain = t->chain;
+	push_frame(pp, f);
+	return NULL;
+}
+
+static const struct token *raw_next(struct pp *pp)
+{
+	for (;;) {
+		struct frame *f = pp->top;
+		struct token *t;
+		if (f->lx) {
+			t = lexer_next(f->lx);
+			if (t->type == TOK_EOF && f->up) {
+				pp->top = f->up;
+				continue;
+			}
+			if (f->chain && t->type != TOK_EOF)
+				t->chain = f->chain;
+		} else {
+			if (f->pos >= f->list->n) {
+				pp->top = f->up;
+				continue;
+			}
+			t = copy_tok(vec_at(f->list, f->pos++), f->chain);
+		}
+		if (t->type == TOK_JUNK)
+			pass1_throw(t, 0, "%s", t->content);
+		if (t->type == TOK_IDENT || t->type == TOK_OPERATOR) {
+			const struct token *r = substitute_arg(pp, t);
+			if (!r)
+				continue;
+			return r;
+		}
+		return t;
+	}
+}
+
+/* ---- layer 2: macros ---- */
+
+static struct macro *find_macro(struct macro_table *mt, const char *name)
+{
+	for (struct macro *m = mt->first; m; m = m->next)
+		if (!strcmp(m->name, name))
+			return m;
+	return NULL;
+}
+
+static int is_op(const struct token *t, const char *op)
+{
+	return t->type == TOK_OPERATOR && !strcmp(t->content, op);
+}
+
+/* @define NAME [(PARAM, ...)] %( BODY %) */
+static void define_macro(struct pp *pp, struct macro_table *mt)
+{
+	const struct token *name = raw_next(pp);
+	if (name->type != TOK_IDENT && name->type != TOK_KEYWORD)
+		pass1_throw(name, 0, "expected identifier");
+	struct macro *m = xcalloc(1, sizeof(*m));
+	m->name = name->content;
+	m->name_tok = name;
+	const struct token *t = raw_next(pp);
+	if (is_op(t, "(")) {
+		for (;;) {
+			t = raw_next(pp);
+			if (t->type != TOK_IDENT && t->type != TOK_KEYWORD)
+				pass1_throw(t, 0, "expected identifier");
+			vec_push(&m->params, (void *)t->content);
+			t = raw_next(pp);
+			if (is_op(t, ")"))
+				break;
+			if (!is_op(t, ","))
+				pass1_throw(t, 0, "expected ',' or ')'");
+		}
+		t = raw_next(pp);
+	}
+	if (!is_op(t, "%("))
+		pass1_throw(t, 0, "expected '%%('");
+	int depth = 0;
+	for (;;) {
+		t = raw_next(pp);
+		if (t->type == TOK_EOF)
+			pass1_throw(name, 0,
+				    "incomplete macro definition - missing '%%)'");
+		if (is_op(t, "%("))
+			depth++;
+		if (is_op(t, "%)") && depth-- == 0)
+			break;
+		vec_push(&m->body, (void *)t);
+	}
+	struct macro *old = find_macro(mt, m->name);
+	if (old) {
+		pass1_report(name, 0, "attempt to redefine macro '@%s' in the same file",
+			     m->name);
+		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
+			    m->name);
+	}
+	m->next = mt->first;
+	mt->first = m;
+}
+
+/* The parameter of an enclosing expansion named NAME, if any. */
+static struct vec *find_param(struct pp *pp, const char *name)
+{
+	for (struct frame *f = pp->top; f; f = f->up) {
+		if (!f->macro)
+			continue;
+		for (int i = f->macro->params.n - 1; i >= 0; i--)
+			if (!strcmp(vec_at(&f->macro->params, i), name))
+				return vec_at(f->args, i);
+		return NULL; /* only the innermost expansion's parameters */
+	}
+	return NULL;
+}
+
+/* @NAME(ARG, ...) : collect the arguments, split at top-level commas. */
+static struct vec *macro_args(struct pp *pp, struct macro *m,
+			      const struct token *inv)
+{
+	struct vec *args = xcalloc(1, sizeof(*args));
+	int n = m->params.n;
+	if (n == 0)
+		return args;
+	const struct token *t = raw_next(pp);
+	if (!is_op(t, "("))
+		pass1_throw(t, 0,
+			    "expected '(' in invocation of macro '@%s' taking %d parameter%s",
+			    m->name, n, n == 1 ? "" : "s");
+	struct vec *cur = xcalloc(1, sizeof(*cur));
+	int depth = 0;
+	for (;;) {
+		t = raw_next(pp);
+		if (t->type == TOK_EOF)
+			pass1_throw(inv, 0, "could not find end of macro invocation");
+		if (depth == 0 && (is_op(t, ",") || is_op(t, ")"))) {
+			vec_push(args, cur);
+			if (is_op(t, ")"))
+				break;
+			if (args->n >= n)
+				pass1_throw(t, 0,
+					    "too many parameters for macro '@%s' (expected %d)",
+					    m->name, n);
+			cur = xcalloc(1, sizeof(*cur));
+			continue;
+		}
+		if (is_op(t, "(") || is_op(t, "[") || is_op(t, "{"))
+			depth++;
+		else if (is_op(t, ")") || is_op(t, "]") || is_op(t, "}"))
+			depth--;
+		vec_push(cur, (void *)t);
+	}
+	if (args->n < n)
+		pass1_throw(t, 0, "too few parameters for macro '@%s' (expected %d)",
+			    m->name, n);
+	return args;
+}
+
+static const struct token *macro_next(struct pp *pp)
+{
+	for (;;) {
+		const struct token *t = raw_next(pp);
+		if (t->type != TOK_OPERATOR || t->content[0] != '@' ||
+		    !t->content[1])
+			return t;
+		const char *name = t->content + 1;
+		if (!strcmp(name, "define")) {
+			/* A .stpm file's definitions are public, and only those
+			 * of the branches taken count. */
+			static struct macro_table discard;
+			define_macro(pp, !pp->stpm ? &pp->local
+					 : pp->skipping ? &discard
+							: &global_macros);
+			discard.first = NULL;
+			continue;
+		}
+		struct vec *param = find_param(pp, name);
+		if (param) {
+			struct frame *f = xcalloc(1, sizeof(*f));
+			f->list = param;
+			f->chain = t;
+			push_frame(pp, f);
+			continue;
+		}
+		struct macro *m = find_macro(&pp->local, name);
+		if (!m)
+			m = find_macro(&global_macros, name);
+		if (!m)
+			return t;
+		struct vec *args = macro_args(pp, m, t);
+		struct frame *f = xcalloc(1, sizeof(*f));
+		f->list = &m->body;
+		f->chain = t;
+		f->macro = m;
+		f->args = args;
+		push_frame(pp, f);
+	}
+}
+
+void pp_collect_macros(struct pp *pp)
+{
+	pp->stpm = 1;
+	while (pp_next(pp)->type != TOK_EOF)
+		;
+}
+
+/* ---- layer 3: conditionals ---- */
+
+static const char *kernel_release(int with_release)
+{
+	static struct utsname u;
+	static int done;
+	if (!done) {
+		if (uname(&u) != 0)
+			strcpy(u.release, "0.0.0");
+		done = 1;
+	}
+	if (with_release)
+		return u.release;
+	static char v[sizeof(u.release)];
+	strcpy(v, u.release);
+	v[strcspn(v, "-")] = '\0';
+	return v;
+}
+
+static int has_wildcard(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+static int compare_result(int cmp, const char *op)
+{
+	if (!strcmp(op, "<")) return cmp < 0;
+	if (!strcmp(op, "<=")) return cmp <= 0;
+	if (!strcmp(op, ">")) return cmp > 0;
+	if (!strcmp(op, ">=")) return cmp >= 0;
+	if (!strcmp(op, "==")) return cmp == 0;
+	return cmp != 0;
+}
+
+static int is_compare_op(const struct token *t)
+{
+	static const char *const ops[] = {"<", "<=", ">", ">=", "==", "!=", NULL};
+	if (t->type != TOK_OPERATOR)
+		return 0;
+	for (int i = 0; ops[i]; i++)
+		if (!strcmp(ops[i], t->content))
+			return 1;
+	return 0;
+}
+
+static const char *cond_expected =
+	"expected 'arch', 'kernel_v', 'kernel_vr', 'systemtap_v',\n"
+	"             'runtime', 'systemtap_privilege', 'CONFIG_...', or\n"
+	"             comparison between strings or integers";
+
+/* A version or wildcard comparison of VALUE against a string literal. */
+static int eval_version(struct pp *pp, const char *value, int versions)
+{
+	const struct token *op = macro_next(pp);
+	if (!is_compare_op(op))
+		pass1_throw(op, 0, "expected comparison operator");
+	if (!versions && strcmp(op->content, "==") && strcmp(op->content, "!="))
+		pass1_throw(op, 0, "expected '==' or '!='");
+	const struct token *rhs = macro_next(pp);
+	if (rhs->type != TOK_STRING)
+		pass1_throw(rhs, 0, "expected string literal");
+	int eq = !strcmp(op->content, "==");
+	if (!versions || ((eq || !strcmp(op->content, "!=")) &&
+			  has_wildcard(rhs->content))) {
+		int m = fnmatch(rhs->content, value, 0) == 0;
+		return eq ? m : !m;
+	}
+	return compare_result(strverscmp(value, rhs->content), op->content);
+}
+
+/* term -> IDENT op STRING | literal op literal */
+static int eval_term(struct pp *pp, const struct token *lhs)
+{
+	if (lhs->type == TOK_IDENT) {
+		const char *n = lhs->content;
+		if (!strcmp(n, "arch"))
+			return eval_version(pp, "x86_64", 0);
+		if (!strcmp(n, "runtime"))
+			return eval_version(pp, "kernel", 0);
+		if (!strcmp(n, "systemtap_privilege"))
+			return eval_version(pp, "stapdev", 0);
+		if (!strncmp(n, "CONFIG_", 7))
+			return eval_version(pp, "", 0);
+		if (!strcmp(n, "kernel_v"))
+			return eval_version(pp, kernel_release(0), 1);
+		if (!strcmp(n, "kernel_vr"))
+			return eval_version(pp, kernel_release(1), 1);
+		if (!strcmp(n, "systemtap_v"))
+			return eval_version(pp, "4.8", 1);
+		if (!strcmp(n, "guru_mode")) {
+			const struct token *op = macro_next(pp);
+			const struct token *rhs = macro_next(pp);
+			int64_t v = 0;
+			if (rhs->type != TOK_NUMBER ||
+			    lexer_number_value(rhs->content, &v))
+				pass1_throw(rhs, 0, "expected number literal");
+			int cmp = (pp->s->guru ? 1 : 0) - (int)v;
+			return compare_result(cmp, op->content);
+		}
+	}
+	if (lhs->type != TOK_NUMBER && lhs->type != TOK_STRING)
+		pass1_throw(lhs, 0, "%s", cond_expected);
+	const struct token *op = macro_next(pp);
+	if (!is_compare_op(op))
+		pass1_throw(op, 0, "expected comparison operator");
+	const struct token *rhs = macro_next(pp);
+	if (lhs->type == TOK_NUMBER) {
+		int64_t a, b;
+		if (rhs->type != TOK_NUMBER)
+			pass1_throw(rhs, 0, "expected number literal as right value");
+		if (lexer_number_value(lhs->content, &a))
+			pass1_throw(lhs, 1, "number invalid or out of range");
+		if (lexer_number_value(rhs->content, &b))
+			pass1_throw(rhs, 1, "number invalid or out of range");
+		return compare_result(a < b ? -1 : a > b, op->content);
+	}
+	if (rhs->type != TOK_STRING)
+		pass1_throw(rhs, 0, "expected string literal as right value");
+	return compare_result(strcmp(lhs->content, rhs->content), op->content);
+}
+
+/* COND -> term ('&&' term)* ('||' ...)* ; returns the token after it. */
+static int eval_condition(struct pp *pp, const struct token *open,
+			  const struct token **after)
+{
+	int result = 0, conj = 1;
+	for (;;) {
+		const struct token *t = macro_next(pp);
+		if (t->type == TOK_EOF || is_op(t, "%?"))
+			pass1_throw(open, 0, "incomplete condition after '%%('");
+		conj = eval_term(pp, t) && conj;
+		t = macro_next(pp);
+		if (is_op(t, "&&"))
+			continue;
+		result = result || conj;
+		conj = 1;
+		if (is_op(t, "||"))
+			continue;
+		*after = t;
+		return result;
+	}
+}
+
+/* Skip a branch up to its %: (if STOP_AT_ELSE) or %) at this level.
+ * Returns the token that ended it. */
+static const struct token *skip_branch(struct pp *pp, const struct cond *c,
+				       int stop_at_else)
+{
+	int depth = 0;
+	pp->skipping++;
+	for (;;) {
+		const struct token *t = macro_next(pp);
+		if (t->type == TOK_EOF) {
+			pp->skipping = 0;
+			pass1_throw(c->tok, 0, "incomplete conditional at end of file");
+		}
+		if (is_op(t, "%("))
+			depth++;
+		else if (is_op(t, "%)")) {
+			if (depth-- == 0) {
+				pp->skipping--;
+				return t;
+			}
+		} else if (is_op(t, "%:") && depth == 0 && stop_at_else) {
+			pp->skipping--;
+			return t;
+		}
+	}
+}
+
+static void open_conditional(struct pp *pp, const struct token *open)
+{
+	const struct token *after;
+	int taken = eval_condition(pp, open, &after);
+	if (!is_op(after, "%?"))
+		pass1_throw(open, 0, "expected '%%?' marker for conditional");
+	struct cond *c = xcalloc(1, sizeof(*c));
+	c->tok = open;
+	c->up = pp->conds;
+	pp->conds = c;
+	if (taken)
+		return;
+	const struct token *end = skip_branch(pp, c, 1);
+	if (is_op(end, "%:"))
+		c->taking_else = 1;
+	else
+		pp->conds = c->up;
+}
+
+const struct token *pp_next(struct pp *pp)
+{
+	for (;;) {
+		const struct token *t = macro_next(pp);
+		if (t->type == TOK_OPERATOR && t->content[0] == '%') {
+			const char *o = t->content;
+			if (!strcmp(o, "%(")) {
+				open_conditional(pp, t);
+				continue;
+			}
+			if (!strcmp(o, "%?") || !strcmp(o, "%:") || !strcmp(o, "%)")) {
+				struct cond *c = pp->conds;
+				if (!c || !strcmp(o, "%?") ||
+				    (!strcmp(o, "%:") && c->taking_else))
+					pass1_throw(t, 0,
+						    "incomplete conditional - missing '%%('");
+				if (!strcmp(o, "%:"))
+					skip_branch(pp, c, 0);
+				pp->conds = c->up;
+				continue;
+			}
+		}
+		if (t->type == TOK_EOF && pp->conds) {
+			const struct token *open = pp->conds->tok;
+			pp->conds = NULL;
+			pass1_throw(open, 0, "incomplete conditional at end of file");
+		}
+		return t;
+	}
+}

@@ -1,0 +1,96 @@
+/* Session helpers owned by the driver: -D lookup, where the tapset, runtime
+ * and staprun are (the build tree when stap runs from it, else the installed
+ * paths; never SystemTap's own directories), and the temporary directory. */
+#include "session.h"
+#include "driver.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *session_define(const struct session *s, const char *name)
+{
+	const char *value = NULL;
+	struct define *d;
+	/* the last -D NAME wins, as with the C compiler */
+	vec_foreach(struct define *, d, &s->defines)
+		if (strcmp(d->name, name) == 0)
+			value = d->value ? d->value : "";
+	return value;
+}
+
+/* Is this binary the one in the build tree's translator/ directory? */
+static int running_in_tree(void)
+{
+	char self[PATH_MAX], tree[PATH_MAX];
+	if (!realpath("/proc/self/exe", self))
+		return 0;
+	if (!realpath(STAP_BUILD_TREE "/translator", tree))
+		return 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	return strcmp(self, tree) == 0;
+}
+
+void driver_locate(struct session *s)
+{
+	if (running_in_tree()) {
+		s->tapset_dir = STAP_SRC_TREE "/tapset";
+		s->runtime_include_dir = STAP_SRC_TREE "/runtime";
+		s->runtime_lib_dir = STAP_BUILD_TREE "/runtime";
+		s->staprun_path = STAP_BUILD_TREE "/runtime/staprun";
+	} else {
+		s->tapset_dir = STAP_INSTALLED_TAPSET;
+		s->runtime_include_dir = STAP_INSTALLED_INCLUDE;
+		s->runtime_lib_dir = STAP_INSTALLED_LIB;
+		s->staprun_path = STAP_INSTALLED_STAPRUN;
+	}
+	debug(DBG_COMPILE, "tapset %s, runtime %s and %s, staprun %s", s->tapset_dir,
+	      s->runtime_include_dir, s->runtime_lib_dir, s->staprun_path);
+}
+
+int driver_make_tmpdir(struct session *s)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	char *tmpl = xasprintf("%s/stapXXXXXX", base);
+	if (!mkdtemp(tmpl)) {
+		fprintf(stderr, "ERROR: cannot create temporary directory \"%s\": %s\n", tmpl,
+			strerror(errno));
+		free(tmpl);
+		return -1;
+	}
+	s->tmpdir = tmpl;
+	if (s->verbose >= 2)
+		fprintf(stderr, "Created temporary directory \"%s\"\n", s->tmpdir);
+	return 0;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void driver_remove_tmpdir(struct session *s)
+{
+	if (!s->tmpdir)
+		return;
+	if (s->keep_tmp) {
+		fprintf(stderr, "Keeping temporary directory \"%s\"\n", s->tmpdir);
+	} else {
+		nftw(s->tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	s->tmpdir = NULL;
+}

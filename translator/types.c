@@ -1,0 +1,609 @@
+/* Type inference, as SystemTap does it: every probe body and function is
+ * walked with an expected type for each expression, and types flow into
+ * variables, array indexes, function parameters and results until a walk
+ * changes nothing. A last walk reports what stayed unresolved. */
+#include <string.h>
+
+#include <stdlib.h>
+
+#include "elaborate.h"
+
+struct tctx {
+	struct elab *c;
+	struct functiondecl *fn;
+};
+
+/* Each place is reported once, however often the walks revisit it. */
+static struct vec reported;
+
+static int first_report(const void *key)
+{
+	for (int i = 0; i < reported.n; i++)
+		if (reported.v[i] == key)
+			return 0;
+	vec_push(&reported, (void *)key);
+	return 1;
+}
+
+static const char *tn(enum exp_type t)
+{
+	return exp_type_name(t);
+}
+
+static void set_changed(struct tctx *tc)
+{
+	tc->c->changed = 1;
+}
+
+static void infer(struct tctx *tc, struct expr *e, enum exp_type t);
+
+/* A plain mismatch: "type mismatch: expected long but found string". */
+static void mismatch(struct tctx *tc, struct expr *e, enum exp_type want)
+{
+	if (!first_report(e))
+		return;
+	elab_error(tc->c, e->tok, "type mismatch: expected %s but found %s",
+		   tn(want), tn(e->type));
+}
+
+/* Give E (known or not) type T, as expected by its context. */
+static void expect(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	if (t == T_UNKNOWN)
+		return;
+	if (e->type == T_UNKNOWN) {
+		e->type = t;
+		set_changed(tc);
+	} else if (e->type != t) {
+		mismatch(tc, e, t);
+	}
+}
+
+/* Variable V takes type T at TOK. */
+static void var_type(struct tctx *tc, struct vardecl *v, enum exp_type t,
+		     const struct token *tok)
+{
+	if (!v || t == T_UNKNOWN)
+		return;
+	if (v->type == T_UNKNOWN) {
+		v->type = t;
+		v->type_tok = tok;
+		set_changed(tc);
+	} else if (v->type != t && first_report(tok)) {
+		elab_error(tc->c, tok, "type mismatch (%s)", tn(t));
+		elab_error(tc->c, v->type_tok ? v->type_tok : v->tok,
+			   "type was first inferred here (%s)", tn(v->type));
+	}
+}
+
+static void var_arity(struct tctx *tc, struct vardecl *v, int arity,
+		      const struct token *tok)
+{
+	if (!v || arity < 0)
+		return;
+	if (v->arity < 0) {
+		v->arity = arity;
+		v->arity_tok = tok;
+		set_changed(tc);
+	} else if (v->arity != arity && first_report(tok)) {
+		elab_error(tc->c, tok, "inconsistent arity (%d vs %d)",
+			   v->arity, arity);
+		elab_error(tc->c, v->arity_tok ? v->arity_tok : v->tok,
+			   "arity %d first inferred here", v->arity);
+	}
+}
+
+/* Index I of a tuple: an array key or a function argument. */
+static void index_type(struct tctx *tc, enum exp_type *slot,
+		       const struct token **slot_tok, int i, struct expr *ix)
+{
+	infer(tc, ix, T_UNKNOWN);
+	if (*slot == T_UNKNOWN) {
+		if (ix->type != T_UNKNOWN) {
+			*slot = ix->type;
+			*slot_tok = ix->tok;
+			set_changed(tc);
+		}
+	} else if (ix->type == T_UNKNOWN) {
+		infer(tc, ix, *slot);
+	} else if (ix->type != *slot && first_report(ix)) {
+		elab_error(tc->c, ix->tok, "index %d type mismatch (%s)", i,
+			   tn(ix->type));
+		elab_error(tc->c, *slot_tok, "type of index %d was first "
+			   "inferred here (%s)", i, tn(*slot));
+	}
+}
+
+static void array_indexes(struct tctx *tc, struct vardecl *v, struct vec *ixs,
+			  const struct token *tok)
+{
+	var_arity(tc, v, ixs->n, tok);
+	for (int i = 0; i < ixs->n && i < 9; i++) {
+		struct expr *ix = ixs->v[i];
+		if (!ix)
+			continue;
+		if (!v) {
+			infer(tc, ix, T_UNKNOWN);
+			continue;
+		}
+		index_type(tc, &v->index_types[i], &v->index_tok[i], i, ix);
+	}
+}
+
+static void unresolved(struct tctx *tc, struct expr *e)
+{
+	if (tc->c->assert_types && e->type == T_UNKNOWN && first_report(e))
+		elab_error(tc->c, e->tok, "unresolved type ");
+}
+
+/* A symbol or array element used as a value of type T. */
+static void infer_var(struct tctx *tc, struct expr *e, struct vardecl *v,
+		      enum exp_type t)
+{
+	if (!v)
+		return;
+	var_type(tc, v, t, e->kind == E_INDEX ? e->base->tok : e->tok);
+	if (e->type != v->type) {
+		e->type = v->type;
+		set_changed(tc);
+	}
+}
+
+static void infer_hist(struct tctx *tc, struct expr *e)
+{
+	infer(tc, e->left, T_STATS);
+	struct expr *a;
+	vec_foreach(struct expr *, a, &e->args) infer(tc, a, T_LONG);
+	if (e->type == T_UNKNOWN) {
+		e->type = T_LONG;
+		set_changed(tc);
+	}
+}
+
+static void infer_assign(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	const char *op = e->op;
+	if (!strcmp(op, "<<<")) {
+		infer(tc, e->left, T_STATS);
+		infer(tc, e->right, T_LONG);
+		expect(tc, e, T_LONG);
+		return;
+	}
+	if (!strcmp(op, ".=")) {
+		infer(tc, e->left, T_STRING);
+		infer(tc, e->right, T_STRING);
+		expect(tc, e, T_STRING);
+		return;
+	}
+	if (strcmp(op, "=")) {
+		infer(tc, e->left, T_LONG);
+		infer(tc, e->right, T_LONG);
+		expect(tc, e, T_LONG);
+		return;
+	}
+	enum exp_type sub = t;
+	struct vardecl *rv = e->right->kind == E_SYMBOL ? e->right->var
+			     : e->right->kind == E_INDEX ? e->right->base->var
+							 : NULL;
+	if (rv && rv->type == T_STATS) {
+		if (first_report(e->right))
+			elab_error(tc->c, e->right->tok, "invalid type stats");
+		return;
+	}
+	infer(tc, e->left, sub);
+	infer(tc, e->right, sub);
+	if (sub == T_UNKNOWN && e->right->type != T_UNKNOWN &&
+	    e->right->type != T_STATS)
+		infer(tc, e->left, e->right->type);
+	else if (sub == T_UNKNOWN && e->left->type != T_UNKNOWN &&
+		 e->left->type != T_STATS)
+		infer(tc, e->right, e->left->type);
+	if (e->type == T_UNKNOWN && e->left->type != T_UNKNOWN) {
+		e->type = e->left->type;
+		set_changed(tc);
+	}
+}
+
+static void infer_compare(struct tctx *tc, struct expr *e)
+{
+	infer(tc, e->left, T_UNKNOWN);
+	infer(tc, e->right, T_UNKNOWN);
+	enum exp_type l = e->left->type, r = e->right->type;
+	if (l == T_UNKNOWN && r != T_UNKNOWN)
+		infer(tc, e->left, r);
+	else if (r == T_UNKNOWN && l != T_UNKNOWN)
+		infer(tc, e->right, l);
+	else if (l != T_UNKNOWN && l != r)
+		mismatch(tc, e->left, r);
+	expect(tc, e, T_LONG);
+}
+
+static void infer_ternary(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	infer(tc, e->cond, T_LONG);
+	enum exp_type sub = t != T_UNKNOWN ? t : e->type;
+	infer(tc, e->left, sub);
+	infer(tc, e->right, sub);
+	if (sub == T_UNKNOWN) {
+		if (e->left->type != T_UNKNOWN)
+			infer(tc, e->right, e->left->type);
+		else if (e->right->type != T_UNKNOWN)
+			infer(tc, e->left, e->right->type);
+	}
+	if (e->type == T_UNKNOWN && e->left->type != T_UNKNOWN) {
+		e->type = e->left->type;
+		set_changed(tc);
+	}
+}
+
+static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	struct functiondecl *fd = e->func;
+	if (!fd)
+		return;
+	for (int i = 0; i < e->args.n && i < fd->formals.n; i++) {
+		struct vardecl *f = fd->formals.v[i];
+		struct expr *a = e->args.v[i];
+		const struct token *slot_tok = f->type_tok ? f->type_tok
+							   : a->tok;
+		enum exp_type before = f->type;
+		index_type(tc, &f->type, &slot_tok, i, a);
+		if (before == T_UNKNOWN && f->type != T_UNKNOWN)
+			f->type_tok = slot_tok;
+	}
+	if (fd->type == T_UNKNOWN && t != T_UNKNOWN && t != T_STATS) {
+		fd->type = t;
+		fd->type_tok = e->tok;
+		set_changed(tc);
+	}
+	if (e->type != fd->type) {
+		e->type = fd->type;
+		set_changed(tc);
+	}
+	if (t != T_UNKNOWN && e->type != T_UNKNOWN && e->type != t)
+		mismatch(tc, e, t);
+}
+
+static void infer_print(struct tctx *tc, struct expr *e)
+{
+	int first = 0;
+	if (e->print_has_fmt && e->args.n > 0) {
+		struct expr *f = e->args.v[0];
+		infer(tc, f, T_STRING);
+		first = 1;
+		if (f->kind == E_STRING) {
+			struct vec types = { 0 };
+			types_check_format(tc->c, e, &types);
+			for (int i = 1; i < e->args.n; i++) {
+				struct expr *a = e->args.v[i];
+				enum exp_type want =
+					i - 1 < types.n
+						? (enum exp_type)(intptr_t)
+							  types.v[i - 1]
+						: T_UNKNOWN;
+				infer(tc, a, want);
+			}
+			free(types.v);
+			first = e->args.n;
+		}
+	} else if (e->print_delim && e->args.n > 0) {
+		infer(tc, e->args.v[0], T_STRING);
+		first = 1;
+	}
+	for (int i = first; i < e->args.n; i++)
+		infer(tc, e->args.v[i], T_UNKNOWN);
+	enum exp_type rt = e->print_to_string ? T_STRING : T_LONG;
+	if (e->type != rt) {
+		e->type = rt;
+		set_changed(tc);
+	}
+}
+
+static void target_errors(struct tctx *tc, struct expr *e)
+{
+	if (!tc->c->assert_types)
+		return;
+	switch (e->kind) {
+	case E_TARGET:
+		elab_error(tc->c, e->tok,
+			   "unresolved target-symbol expression");
+		break;
+	case E_CAST: {
+		const char *ty = e->args.n > 0 ? ((struct expr *)e->args.v[0])->str
+					       : "";
+		const char *mod = e->args.n > 1
+					  ? ((struct expr *)e->args.v[1])->str
+					  : "";
+		elab_error(tc->c, e->tok, "type definition '%s' not found in '%s'",
+			   ty ? ty : "", mod ? mod : "");
+		break;
+	}
+	case E_ATVAR:
+		elab_error(tc->c, e->tok,
+			   "unable to find global '%s' in this process",
+			   e->args.n ? ((struct expr *)e->args.v[0])->str : "");
+		break;
+	case E_ENTRY:
+		elab_error(tc->c, e->tok,
+			   "@entry is only valid in .return probes");
+		break;
+	default:
+		break;
+	}
+	unresolved(tc, e);
+}
+
+static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	if (!e)
+		return;
+	struct expr *a;
+	switch (e->kind) {
+	case E_NUMBER:
+		e->type = T_LONG;
+		if (t != T_UNKNOWN && t != T_LONG)
+			mismatch(tc, e, t);
+		return;
+	case E_STRING:
+		e->type = T_STRING;
+		if (t != T_UNKNOWN && t != T_STRING)
+			mismatch(tc, e, t);
+		return;
+	case E_EMBEDDED:
+		if (e->type == T_UNKNOWN)
+			e->type = t != T_UNKNOWN ? t : T_LONG;
+		return;
+	case E_SYMBOL:
+		if (e->var)
+			var_arity(tc, e->var, 0, e->tok);
+		infer_var(tc, e, e->var, t);
+		unresolved(tc, e);
+		return;
+	case E_INDEX:
+		if (e->base && e->base->kind == E_HIST) {
+			infer_hist(tc, e->base);
+			vec_foreach(struct expr *, a, &e->args)
+				infer(tc, a, T_LONG);
+			expect(tc, e, T_LONG);
+			return;
+		}
+		array_indexes(tc, e->base->var, &e->args, e->base->tok);
+		infer_var(tc, e, e->base->var, t);
+		if (e->base->type != e->type)
+			e->base->type = e->type;
+		unresolved(tc, e);
+		return;
+	case E_IN:
+		if (e->base->kind == E_SYMBOL)
+			array_indexes(tc, e->base->var, &e->args,
+				      e->base->tok);
+		else
+			infer(tc, e->base, T_UNKNOWN);
+		if (e->base->var)
+			e->base->type = e->base->var->type;
+		expect(tc, e, T_LONG);
+		return;
+	case E_BINARY:
+	case E_LOGICAL:
+		infer(tc, e->left, T_LONG);
+		infer(tc, e->right, T_LONG);
+		expect(tc, e, T_LONG);
+		return;
+	case E_COMPARE:
+		infer_compare(tc, e);
+		return;
+	case E_CONCAT:
+		infer(tc, e->left, T_STRING);
+		infer(tc, e->right, T_STRING);
+		expect(tc, e, T_STRING);
+		return;
+	case E_UNARY:
+	case E_PRE_INC:
+	case E_POST_INC:
+		infer(tc, e->left, T_LONG);
+		expect(tc, e, T_LONG);
+		return;
+	case E_TERNARY:
+		infer_ternary(tc, e, t);
+		return;
+	case E_ASSIGN:
+		infer_assign(tc, e, t);
+		return;
+	case E_REGEX:
+		infer(tc, e->left, T_STRING);
+		if (e->right)
+			infer(tc, e->right, T_STRING);
+		expect(tc, e, T_LONG);
+		return;
+	case E_CALL:
+		infer_call(tc, e, t);
+		return;
+	case E_PRINT:
+		infer_print(tc, e);
+		return;
+	case E_STAT:
+		infer(tc, e->left, T_STATS);
+		expect(tc, e, T_LONG);
+		return;
+	case E_HIST:
+		infer_hist(tc, e);
+		return;
+	case E_DEFINED:
+		expect(tc, e, T_LONG);
+		return;
+	case E_TARGET:
+	case E_CAST:
+	case E_ATVAR:
+	case E_ENTRY:
+		target_errors(tc, e);
+		return;
+	}
+}
+
+static void infer_stmt(struct tctx *tc, struct stmt *s)
+{
+	if (!s)
+		return;
+	struct stmt *sub;
+	switch (s->kind) {
+	case S_BLOCK:
+		vec_foreach(struct stmt *, sub, &s->stmts) infer_stmt(tc, sub);
+		break;
+	case S_TRY:
+		infer_stmt(tc, s->body);
+		if (s->catch_var)
+			infer(tc, s->catch_var, T_STRING);
+		infer_stmt(tc, s->catch_body);
+		break;
+	case S_EXPR:
+		infer(tc, s->value, T_UNKNOWN);
+		break;
+	case S_RETURN: {
+		struct functiondecl *fd = tc->fn;
+		if (!s->value || !fd)
+			break;
+		infer(tc, s->value, T_UNKNOWN);
+		enum exp_type vt = s->value->type;
+		if (fd->type == T_UNKNOWN) {
+			if (vt != T_UNKNOWN) {
+				fd->type = vt;
+				fd->type_tok = s->value->tok;
+				set_changed(tc);
+			}
+		} else if (vt == T_UNKNOWN) {
+			infer(tc, s->value, fd->type);
+		} else if (vt != fd->type && first_report(s->value)) {
+			elab_error(tc->c, s->value->tok, "type mismatch (%s)",
+				   tn(vt));
+			elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
+				   "type was first inferred here (%s)",
+				   tn(fd->type));
+		}
+		break;
+	}
+	case S_DELETE:
+		if (s->value && s->value->kind == E_SYMBOL) {
+			if (s->value->var && s->value->var->type != T_UNKNOWN)
+				s->value->type = s->value->var->type;
+		} else {
+			infer(tc, s->value, T_UNKNOWN);
+		}
+		break;
+	case S_IF:
+		infer(tc, s->cond, T_LONG);
+		infer_stmt(tc, s->then);
+		infer_stmt(tc, s->els);
+		break;
+	case S_FOR:
+		infer(tc, s->init, T_UNKNOWN);
+		infer(tc, s->cond, T_LONG);
+		infer(tc, s->incr, T_UNKNOWN);
+		infer_stmt(tc, s->body);
+		break;
+	case S_FOREACH: {
+		struct expr *arr = s->array;
+		if (arr->kind == E_HIST) {
+			infer_hist(tc, arr);
+			struct expr *k;
+			vec_foreach(struct expr *, k, &s->indexes)
+				infer(tc, k, T_LONG);
+			if (s->value_var)
+				infer(tc, s->value_var, T_LONG);
+		} else {
+			struct vardecl *v = arr->var;
+			array_indexes(tc, v, &s->indexes, arr->tok);
+			if (s->array_slice.n)
+				array_indexes(tc, v, &s->array_slice, arr->tok);
+			if (v && v->type != T_UNKNOWN)
+				arr->type = v->type;
+			if (s->value_var && v) {
+				infer(tc, s->value_var,
+				      v->type == T_STATS ? T_UNKNOWN : v->type);
+				if (v->type == T_UNKNOWN &&
+				    s->value_var->type != T_UNKNOWN)
+					var_type(tc, v, s->value_var->type,
+						 s->value_var->tok);
+			}
+		}
+		infer(tc, s->limit, T_LONG);
+		infer_stmt(tc, s->body);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void init_decl_types(struct elab *c)
+{
+	struct functiondecl *fd;
+	vec_foreach(struct functiondecl *, fd, &c->s->functions)
+	{
+		if (fd->type != T_UNKNOWN && !fd->type_tok)
+			fd->type_tok = fd->tok;
+		struct vardecl *f;
+		vec_foreach(struct vardecl *, f, &fd->formals)
+		{
+			f->arity = 0;
+			if (f->type != T_UNKNOWN && !f->type_tok)
+				f->type_tok = f->tok;
+		}
+	}
+}
+
+static void walk_all(struct elab *c)
+{
+	struct tctx tc = { c, NULL };
+	struct functiondecl *fd;
+	vec_foreach(struct functiondecl *, fd, &c->s->functions)
+	{
+		tc.fn = fd;
+		infer_stmt(&tc, fd->body);
+	}
+	tc.fn = NULL;
+	struct probe *p;
+	vec_foreach(struct probe *, p, &c->bodies) infer_stmt(&tc, p->body);
+	struct derived_probe *dp;
+	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+		if (dp->point->condition)
+			infer(&tc, dp->point->condition, T_LONG);
+}
+
+static void check_decls(struct elab *c)
+{
+	struct vardecl *v;
+	vec_foreach(struct vardecl *, v, &c->s->globals)
+	{
+		if (v->type == T_UNKNOWN)
+			elab_error(c, v->tok, "unresolved type ");
+		if (v->arity < 0)
+			v->arity = 0;
+	}
+	struct functiondecl *fd;
+	vec_foreach(struct functiondecl *, fd, &c->s->functions)
+	{
+		if (fd->body && fd->body->kind == S_EMBEDDED)
+			continue;
+		struct vardecl *f;
+		vec_foreach(struct vardecl *, f, &fd->formals)
+			if (f->type == T_UNKNOWN)
+				elab_error(c, f->tok, "unresolved type ");
+	}
+}
+
+void elab_infer_types(struct elab *c)
+{
+	/* Collect the bodies again: elision may have removed probes. */
+	init_decl_types(c);
+	for (int round = 0; round < 100; round++) {
+		c->changed = 0;
+		walk_all(c);
+		if (!c->changed)
+			break;
+	}
+	c->assert_types = 1;
+	walk_all(c);
+	c->assert_types = 0;
+	if (!c->errors)
+		check_decls(c);
+}
