@@ -5,10 +5,13 @@
 #   STAP=/path/to/stap bash bench/passes.sh [RUNS]
 set -euo pipefail
 stap=${STAP:?set STAP to the stap to measure}
+stap=$(cd "$(dirname "$stap")" && pwd)/$(basename "$stap")
 runs=${1:-${BENCH_RUNS:-10}}
 cache=$(mktemp -d /tmp/ustap-bench.XXXXXX)
 trap 'rm -rf "$cache"' EXIT
 export XDG_CACHE_HOME=$cache
+# -p4 without the cache leaves the object in the cwd, as SystemTap does
+cd "$cache"
 
 now_ns() { date +%s%N; }
 
@@ -28,6 +31,7 @@ ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
 
 script='probe begin { printf("%d\n", 6 * 7); exit() }'
 
+"$stap" -p2 -e "$script" >/dev/null # warm the file cache
 base=$(per_run true)
 p1=$(per_run "$stap" -p1 -e "$script")
 p2=$(per_run "$stap" -p2 -e "$script")

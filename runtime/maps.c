@@ -31,6 +31,7 @@ struct _stp_map {
 	int64_t maxentries;         /* <= 0: MAXMAPENTRIES at the time */
 	int wrap;
 	struct _stp_hist_spec hist;
+	int variance_shift;
 	struct entry **table;
 	size_t nbuckets;            /* a power of two */
 	int64_t count;
@@ -163,6 +164,12 @@ void _stp_map_clear(struct _stp_map *m)
 		unlink_entry(m, m->head);
 }
 
+void _stp_map_set_variance_shift(struct _stp_map *m, int shift)
+{
+	if (m)
+		m->variance_shift = shift;
+}
+
 void _stp_map_free(struct _stp_map *m)
 {
 	if (!m)
@@ -236,19 +243,22 @@ static struct entry *lookup_or_add(struct _stp_context *c, struct _stp_map *m,
 			e->keys[i].n = keys[i].n;
 		}
 	}
-	if (m->vtype == STP_STATS && !(e->v.st = _stp_stat_new(&m->hist)))
-		goto oom_entry;
+	if (m->vtype == STP_STATS) {
+		if (!(e->v.st = _stp_stat_new(&m->hist)))
+			goto oom_entry;
+		_stp_stat_set_variance_shift(e->v.st, m->variance_shift);
+	}
 	e->hash = hash_keys(m, keys);
 	e->refs = 1;
 	e->linked = 1;
+	if ((size_t)m->count + 1 > m->nbuckets)
+		grow(m);  /* before linking e: grow rehashes the list */
 	e->prev = m->tail;
 	if (m->tail)
 		m->tail->next = e;
 	else
 		m->head = e;
 	m->tail = e;
-	if ((size_t)m->count + 1 > m->nbuckets)
-		grow(m);
 	e->hnext = m->table[e->hash & (m->nbuckets - 1)];
 	m->table[e->hash & (m->nbuckets - 1)] = e;
 	m->count++;

@@ -105,7 +105,13 @@ struct _stp_hist_spec {
 enum _stp_stat_op { STP_COUNT, STP_SUM, STP_MIN, STP_MAX, STP_AVG, STP_VARIANCE };
 
 struct _stp_stat; /* opaque */
+struct _stp_map;
 struct _stp_stat *_stp_stat_new(const struct _stp_hist_spec *hist);
+/* @variance(x, N): SystemTap keeps the running mean scaled by 2^N (N in
+ * 0..62, default 0) and the results depend on it; set it right after
+ * _stp_stat_new / _stp_map_new (for every stat of the map). */
+void _stp_stat_set_variance_shift(struct _stp_stat *st, int shift);
+void _stp_map_set_variance_shift(struct _stp_map *m, int shift);
 void _stp_stat_free(struct _stp_stat *st);
 void _stp_stat_clear(struct _stp_stat *st);
 void _stp_stat_add(struct _stp_stat *st, int64_t v);

@@ -65,6 +65,12 @@ struct _stp_stat *_stp_stat_new(const struct _stp_hist_spec *hist)
 	return st;
 }
 
+void _stp_stat_set_variance_shift(struct _stp_stat *st, int shift)
+{
+	if (st && st->count == 0)
+		st->shift = shift > 0 && shift < 63 ? shift : 0;
+}
+
 void _stp_stat_free(struct _stp_stat *st)
 {
 	free(st);

@@ -60,7 +60,9 @@ enum expr_kind {
 	E_NUMBER,     /* num */
 	E_STRING,     /* str */
 	E_SYMBOL,     /* name; resolved to .var by pass 2 */
-	E_TARGET,     /* $x / $$vars / $x->y[i] / $x$ : target_* fields */
+	E_TARGET,     /* $x / $$vars / $x->y[i] / $x$ : target_* fields.
+			 With str NULL: EXPR->y (left = EXPR, comps), SystemTap's
+			 "autocast" of a typed value; pass 1 only parses it */
 	E_ENTRY,      /* @entry(operand) */
 	E_CAST,       /* @cast(operand, type_name [, module]) components */
 	E_ATVAR,      /* @var("name[@file]" [, module]) components */
@@ -167,6 +169,8 @@ struct stmt {
 	struct vec array_slice;    /* optional  base[k1, *] slicing; NULL = '*' */
 	int sort_direction;        /* 0 none, 1 '+', -1 '-' */
 	int sort_column;           /* 0 value, 1..N key number */
+	const char *sort_aggr;     /* "@sum" etc. in 'in a @sum-' (value sort
+				      by that statistic), else NULL */
 	struct expr *limit;        /* or NULL */
 };
 

@@ -99,7 +99,10 @@ void print_expr(struct strbuf *out, const struct expr *e)
 	case E_TARGET:
 		if (e->addressof)
 			sb_putc(out, '&');
-		sb_puts(out, e->str);
+		if (e->str)
+			sb_puts(out, e->str);
+		else
+			paren(out, e->left);
 		print_components(out, e);
 		break;
 	case E_ENTRY:
@@ -113,6 +116,8 @@ void print_expr(struct strbuf *out, const struct expr *e)
 		sb_putc(out, ')');
 		break;
 	case E_CAST:
+		if (e->addressof)
+			sb_putc(out, '&');
 		sb_puts(out, "@cast(");
 		print_expr(out, e->left);
 		sb_puts(out, ", ");
@@ -121,6 +126,8 @@ void print_expr(struct strbuf *out, const struct expr *e)
 		print_components(out, e);
 		break;
 	case E_ATVAR:
+		if (e->addressof)
+			sb_putc(out, '&');
 		sb_puts(out, "@var(");
 		print_list(out, &e->args);
 		sb_putc(out, ')');
@@ -221,6 +228,8 @@ static void print_foreach(struct strbuf *out, const struct stmt *s)
 		print_list(out, &s->array_slice);
 		sb_putc(out, ']');
 	}
+	if (s->sort_aggr)
+		sb_printf(out, " %s", s->sort_aggr);
 	if (s->sort_direction && s->sort_column == 0)
 		sb_putc(out, s->sort_direction > 0 ? '+' : '-');
 	if (s->limit) {

@@ -125,12 +125,46 @@ static void setup(struct elab *c, struct session *s)
 			if (v->init && v->type == T_UNKNOWN)
 				v->type = v->init->kind == E_STRING ? T_STRING
 								     : T_LONG;
+			if (v->init)
+				v->init->type = v->type;
 			if (v->type != T_UNKNOWN && !v->type_tok)
 				v->type_tok = v->tok;
 			if (v->init && !v->arity_tok)
 				v->arity_tok = v->tok;
 		}
 	}
+}
+
+/* With conditional probes SystemTap adds an empty begin probe (where it
+ * first evaluates the conditions); so does this, for the same -p2 text. */
+static void condition_probe(struct elab *c)
+{
+	struct derived_probe *dp, *first = NULL;
+	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+		if (dp->point->condition && !first)
+			first = dp;
+	if (!first)
+		return;
+	struct probe *p = xcalloc(1, sizeof *p);
+	p->tok = first->probe->tok;
+	p->file = first->probe->file;
+	p->id = -1;
+	p->body = stmt_new(S_BLOCK, p->tok);
+	struct probe_component *pc = xcalloc(1, sizeof *pc);
+	pc->functor = "begin";
+	pc->tok = p->tok;
+	struct probe_point *pp = xcalloc(1, sizeof *pp);
+	vec_push(&pp->components, pc);
+	pp->tok = p->tok;
+	vec_push(&p->points, pp);
+	dp = xcalloc(1, sizeof *dp);
+	dp->kind = PK_BEGIN;
+	dp->probe = p;
+	dp->point = pp;
+	dp->pp = "begin";
+	dp->alias_pp = "begin";
+	vec_push(&c->s->probes, dp);
+	vec_push(&c->bodies, p);
 }
 
 int pass2_elaborate(struct session *s)
@@ -159,6 +193,8 @@ int pass2_elaborate(struct session *s)
 		elab_check(&c);
 	if (!c.errors)
 		elab_autoprint(&c);
+	if (!c.errors)
+		condition_probe(&c);
 	if (!c.errors && !s->probes.n)
 		elab_error(&c, NULL, "no probes found");
 	if (c.errors)
@@ -175,6 +211,7 @@ int pass2_elaborate(struct session *s)
 			dp->point->condition->lowered_id = 0;
 	}
 
+	elab_render_chains();
 	if (s->last_pass == 2) {
 		struct strbuf out = { 0 };
 		pass2_print(s, &out);

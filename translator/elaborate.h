@@ -29,6 +29,12 @@
  *    tapset file something was pulled in from, in file order.
  *  - Every expression's .type is set (T_LONG/T_STRING/T_STATS); E_STAT,
  *    E_HIST operands are stats; print family args keep their own types.
+ *    Exception: a function that returns no value (and an embedded-C one
+ *    declared without :long/:string) keeps T_UNKNOWN, as do calls to it;
+ *    such calls only appear as expression statements (their value unused).
+ *  - Unless -u, single-statement nested blocks have been replaced by their
+ *    statement, constants folded (if (0) ..., 1 + 2, "a" . "b"), and a
+ *    conditional probe's body starts with "if (!(COND)) next".
  *  - Globals that are written but never read are printed at the end, as
  *    SystemTap does: pass 2 appends one synthesized derived probe of kind
  *    PK_END per such global (plain AST: foreach/printf/if), whose
@@ -94,6 +100,7 @@ const char *elab_suggest(const char *name, struct vec *cands);
 struct pp_error {
 	const struct token *tok;
 	char *msg;
+	const char *key; /* the format: where it was raised */
 };
 
 enum pp_result { PP_OK, PP_NOMATCH, PP_ERROR };
@@ -125,6 +132,12 @@ char *pp_text(const struct probe_point *pp);
  * s->probes (elaborate_alias.c). */
 void elab_derive_probes(struct elab *c);
 
+/* Render every derived probe's alias_pp again, once symbols are resolved
+ * (conditions print resolved globals as __global_NAME). */
+void elab_render_chains(void);
+/* " if (COND)" with globals as __global_NAME, for -p2 text. */
+void elab_print_condition(struct strbuf *b, struct expr *cond);
+
 /* Deep copies (elaborate_copy.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);
 struct expr *elab_copy_expr(const struct expr *e);
@@ -147,7 +160,14 @@ void elab_check(struct elab *c);
 void elab_elide(struct elab *c);
 /* Recount vardecl.read / .written over the whole program. */
 void elab_count_uses(struct elab *c);
+/* The same, counting as auto-printing does (AUTOPRINT non-NULL): "+="
+ * and "++" are not reads, "delete" is. */
+void elab_count_uses_mode(struct elab *c, void *autoprint);
 void elab_warn_unused(struct elab *c);
+
+/* Constant folding in place; non-zero if anything changed
+ * (elaborate_fold.c). */
+int elab_fold(struct stmt *body);
 
 /* ---- auto-printing of write-only globals (elaborate_autoprint.c) ---- */
 void elab_autoprint(struct elab *c);

@@ -32,6 +32,7 @@ enum pp_result pp_fail(struct pp_error *err, const struct token *tok,
 	va_list ap;
 	va_start(ap, fmt);
 	err->tok = tok;
+	err->key = fmt;
 	err->msg = xvasprintf(fmt, ap);
 	va_end(ap);
 	return PP_ERROR;
@@ -61,6 +62,30 @@ char *pp_text(const struct probe_point *pp)
 	return sb_take(&b);
 }
 
+/* Resolved globals in a condition print as __global_NAME in -p2 text. */
+static int mangle_cb(struct expr *e, void *arg)
+{
+	struct vec *undo = arg;
+	if (e->kind == E_SYMBOL && e->var && e->var->is_global) {
+		vec_push(undo, e);
+		vec_push(undo, (void *)e->str);
+		e->str = xasprintf("__global_%s", e->str);
+	}
+	return 0;
+}
+
+void elab_print_condition(struct strbuf *b, struct expr *cond)
+{
+	struct vec undo = { 0 };
+	walk_expr(cond, mangle_cb, &undo);
+	sb_puts(b, " if (");
+	print_expr(b, cond);
+	sb_putc(b, ')');
+	for (int i = 0; i < undo.n; i += 2)
+		((struct expr *)undo.v[i])->str = undo.v[i + 1];
+	free(undo.v);
+}
+
 /* A point as written, with its ? ! and condition: "begin!", "end if (...)" */
 static void put_point_full(struct strbuf *b, const struct probe_point *pp)
 {
@@ -70,11 +95,8 @@ static void put_point_full(struct strbuf *b, const struct probe_point *pp)
 		sb_putc(b, '!');
 	else if (pp->optional)
 		sb_putc(b, '?');
-	if (pp->condition) {
-		sb_puts(b, " if (");
-		print_expr(b, pp->condition);
-		sb_putc(b, ')');
-	}
+	if (pp->condition)
+		elab_print_condition(b, pp->condition);
 }
 
 static char *points_text(const struct vec *points, const char *sep)
@@ -254,14 +276,104 @@ static struct expr *and_conditions(struct expr *a, struct expr *b)
 struct derive_state {
 	struct elab *c;
 	int depth;
+	struct vec active; /* alias points being expanded, outermost first */
 };
 
+/* How a derived probe came about: the aliases expanded, innermost first,
+ * ending at the user's probe. Rendered as "alias <- ... <- user points". */
+struct chain {
+	const struct probe_alias *al; /* NULL: the user's probe */
+	const struct probe *user;
+	const struct chain *next;
+};
+
+static char *chain_text(const struct chain *ch)
+{
+	if (!ch->al)
+		return points_text(&ch->user->points, ",");
+	char *rest = chain_text(ch->next);
+	char *r = xasprintf("%s <- %s", alias_text(ch->al), rest);
+	free(rest);
+	return r;
+}
+
+static struct vec chain_dps, chain_recs; /* derived_probe * / chain * */
+
+void elab_render_chains(void)
+{
+	for (int i = 0; i < chain_dps.n; i++) {
+		struct derived_probe *dp = chain_dps.v[i];
+		dp->alias_pp = chain_text(chain_recs.v[i]);
+	}
+}
+
 static int derive_point(struct derive_state *st, struct probe *body,
-			struct probe_point *pp, const char *chain,
+			struct probe_point *pp, const struct chain *chain,
 			struct expr *cond, struct pp_error *err);
 
+/* "while resolving probe point" at PP, then why: one message for
+ * SystemTap, suppressed (unless -v) when a cause from the same place in
+ * the translator (the same format: err->key) was reported before. diag.c
+ * suppresses by format, so each pair printed gets formats of its own
+ * ("%.0s", "%.00s", ... print nothing) and a repeat reuses the old ones. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+static char *unique_format(const char *text)
+{
+	static int n;
+	struct strbuf b = { 0 };
+	for (const char *p = text; *p; p++) {
+		if (*p == '%')
+			sb_putc(&b, '%');
+		sb_putc(&b, *p);
+	}
+	sb_puts(&b, "%.");
+	for (int i = 0; i <= n; i++)
+		sb_putc(&b, '0');
+	sb_putc(&b, 's');
+	n++;
+	return sb_take(&b);
+}
+
+static void report(struct elab *c, struct probe_point *pp,
+		   const struct pp_error *err)
+{
+	static struct vec keys, fmts;
+	struct probe_component *c0 = pp->components.v[0];
+	const char *key = err->key ? err->key : err->msg;
+	for (int i = 0; i < keys.n; i++)
+		if (!strcmp(keys.v[i], key) && !msg_verbose) {
+			elab_count_error(c);
+			diag_semantic_error(err->tok, fmts.v[i], "");
+			return;
+		}
+	char *cause = unique_format(err->msg);
+	vec_push(&keys, xstrdup(key));
+	vec_push(&fmts, cause);
+	char *head = unique_format("while resolving probe point");
+	elab_count_error(c);
+	diag_semantic_error(c0->tok, head, "");
+	elab_count_error(c);
+	diag_semantic_error(err->tok, cause, "");
+	free(head);
+}
+#pragma GCC diagnostic pop
+
+/* An alias point met again while it is being expanded. */
+static int recursion(struct elab *c, struct probe_point *ap,
+		     struct pp_error *err)
+{
+	struct probe_component *c0 = ap->components.v[0];
+	pp_fail(err, NULL, "recursive loop in alias expansion of %s at %s",
+		pp_text(ap), diag_loc_string(&c0->tok->loc));
+	report(c, ap, err);
+	pp_fail(err, NULL, "no match");
+	return -1;
+}
+
 static int derive_aliases(struct derive_state *st, struct probe *body,
-			  struct probe_point *pp, const char *chain,
+			  struct probe_point *pp, const struct chain *chain,
 			  struct expr *cond, struct pp_error *err, int *matched)
 {
 	struct elab *c = st->c;
@@ -283,17 +395,28 @@ static int derive_aliases(struct derive_state *st, struct probe *body,
 			if (fi > 0)
 				elab_pull_file(c, fi);
 			struct probe *np = merge_alias(body, al);
-			char *atext = alias_text(al);
-			char *nchain = xasprintf("%s <- %s", atext, chain);
+			struct chain *nchain = xcalloc(1, sizeof *nchain);
+			nchain->al = al;
+			nchain->user = chain->user;
+			nchain->next = chain;
 			struct probe_point *ap;
 			vec_foreach(struct probe_point *, ap, &al->points)
 			{
+				for (int i = 0; i < st->active.n; i++)
+					if (st->active.v[i] == ap)
+						return recursion(c, ap, err);
+				vec_push(&st->active, ap);
 				int k = derive_point(st, np, ap, nchain,
 						     and_conditions(
 							     cond, pp->condition),
 						     err);
-				if (k < 0 && !ap->optional)
+				st->active.n--;
+				if (k < 0 && !ap->optional) {
+					/* Each level says where it failed. */
+					report(c, ap, err);
+					pp_fail(err, NULL, "no match");
 					return -1;
+				}
 				if (k > 0)
 					n += k;
 				if (k > 0 && ap->sufficient)
@@ -335,9 +458,29 @@ static int top_level_mismatch(struct elab *c, struct probe_point *pp,
 	return -1;
 }
 
+/* A conditional probe starts with "if (!(COND)) next", in its own copy. */
+static struct probe *guard_body(struct probe *p, struct expr *cond)
+{
+	struct probe *np = xcalloc(1, sizeof *np);
+	*np = *p;
+	memset(&np->locals, 0, sizeof np->locals);
+	struct stmt *blk = stmt_new(S_BLOCK, p->body ? p->body->tok : p->tok);
+	struct stmt *guard = stmt_new(S_IF, cond->tok);
+	struct expr *paren = elab_copy_expr(cond);
+	struct expr *neg = expr_new(E_UNARY, cond->tok);
+	neg->op = "!";
+	neg->left = paren;
+	guard->cond = neg;
+	guard->then = stmt_new(S_NEXT, cond->tok);
+	vec_push(&blk->stmts, guard);
+	push_stmts(&blk->stmts, p->body);
+	np->body = blk;
+	return np;
+}
+
 /* Returns the number of probes derived, or -1 with *err set. */
 static int derive_point(struct derive_state *st, struct probe *body,
-			struct probe_point *pp, const char *chain,
+			struct probe_point *pp, const struct chain *chain,
 			struct expr *cond, struct pp_error *err)
 {
 	struct elab *c = st->c;
@@ -366,10 +509,14 @@ static int derive_point(struct derive_state *st, struct probe *body,
 	struct probe_point *cp = xmalloc(sizeof *cp);
 	*cp = *pp;
 	cp->condition = and_conditions(cond, pp->condition);
+	if (cp->condition)
+		body = guard_body(body, cp->condition);
 	dp->probe = body;
 	dp->point = cp;
 	dp->pp = pp_text(pp);
-	dp->alias_pp = xstrdup(chain);
+	dp->alias_pp = chain_text(chain);
+	vec_push(&chain_dps, dp);
+	vec_push(&chain_recs, (void *)chain);
 	dp->id = c->s->probes.n;
 	vec_push(&c->s->probes, dp);
 	return 1;
@@ -377,18 +524,16 @@ static int derive_point(struct derive_state *st, struct probe *body,
 
 static void derive_probe(struct elab *c, struct probe *p)
 {
-	char *chain = points_text(&p->points, ",");
-	struct derive_state st = { c, 0 };
+	struct chain *chain = xcalloc(1, sizeof *chain);
+	chain->user = p;
+	struct derive_state st = { c, 0, { 0 } };
 	struct probe_point *pp;
 	vec_foreach(struct probe_point *, pp, &p->points)
 	{
 		struct pp_error err = { 0 };
 		int n = derive_point(&st, p, pp, chain, NULL, &err);
-		if (n < 0 && !pp->optional) {
-			struct probe_component *c0 = pp->components.v[0];
-			elab_error(c, c0->tok, "while resolving probe point");
-			elab_error_text(c, err.tok, "%s", err.msg);
-		}
+		if (n < 0 && !pp->optional)
+			report(c, pp, &err);
 		if (n > 0 && pp->sufficient)
 			break;
 	}
@@ -396,6 +541,7 @@ static void derive_probe(struct elab *c, struct probe *p)
 
 void elab_derive_probes(struct elab *c)
 {
+
 	while (c->probes_derived < c->user_probes.n)
 		derive_probe(c, c->user_probes.v[c->probes_derived++]);
 }

@@ -213,7 +213,8 @@ static void autoprint_global(struct elab *c, struct vardecl *v)
 
 void elab_autoprint(struct elab *c)
 {
-	elab_count_uses(c);
+	static int autoprint_mode;
+	elab_count_uses_mode(c, &autoprint_mode);
 	int n = c->s->globals.n;
 	for (int i = 0; i < n; i++) {
 		struct vardecl *v = c->s->globals.v[i];

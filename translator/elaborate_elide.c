@@ -134,9 +134,10 @@ static struct vardecl *lvalue_var(struct expr *e)
 	return NULL;
 }
 
+/* arg: non-NULL when counting for auto-printing, where only plain reads
+ * count (not "+=" or "++") and "delete" counts as a read. */
 static int count_expr(struct expr *e, void *arg)
 {
-	(void)arg;
 	struct vardecl *v;
 	switch (e->kind) {
 	case E_SYMBOL:
@@ -147,15 +148,15 @@ static int count_expr(struct expr *e, void *arg)
 		v = lvalue_var(e->left);
 		if (v) {
 			v->written++;
-			if (strcmp(e->op, "=") && strcmp(e->op, "<<<"))
+			if (strcmp(e->op, "=") && strcmp(e->op, "<<<") && !arg)
 				v->read++;
 			/* The lvalue itself is not a read; its indexes are. */
 			if (e->left->kind == E_INDEX) {
 				struct expr *a;
 				vec_foreach(struct expr *, a, &e->left->args)
-					walk_expr(a, count_expr, NULL);
+					walk_expr(a, count_expr, arg);
 			}
-			walk_expr(e->right, count_expr, NULL);
+			walk_expr(e->right, count_expr, arg);
 			return 1;
 		}
 		break;
@@ -164,6 +165,14 @@ static int count_expr(struct expr *e, void *arg)
 		v = lvalue_var(e->left);
 		if (v)
 			v->written++;
+		if (v && arg) {
+			if (e->left->kind == E_INDEX) {
+				struct expr *a;
+				vec_foreach(struct expr *, a, &e->left->args)
+					walk_expr(a, count_expr, arg);
+			}
+			return 1;
+		}
 		break;
 	case E_INDEX:
 	case E_IN:
@@ -178,16 +187,17 @@ static int count_expr(struct expr *e, void *arg)
 
 static int count_stmt(struct stmt *s, void *arg)
 {
-	(void)arg;
 	struct expr *x;
 	switch (s->kind) {
 	case S_DELETE: {
 		struct vardecl *v = lvalue_var(s->value);
 		if (v) {
 			v->written++;
+			if (arg)
+				v->read++;
 			if (s->value->kind == E_INDEX)
 				vec_foreach(struct expr *, x, &s->value->args)
-					walk_expr(x, count_expr, NULL);
+					walk_expr(x, count_expr, arg);
 			return 1;
 		}
 		break;
@@ -200,17 +210,17 @@ static int count_stmt(struct stmt *s, void *arg)
 		if (s->array && s->array->kind == E_SYMBOL && s->array->var)
 			s->array->var->read++;
 		else
-			walk_expr(s->array, count_expr, NULL);
+			walk_expr(s->array, count_expr, arg);
 		vec_foreach(struct expr *, x, &s->array_slice)
-			walk_expr(x, count_expr, NULL);
-		walk_expr(s->limit, count_expr, NULL);
-		walk_stmt(s->body, count_stmt, count_expr, NULL);
+			walk_expr(x, count_expr, arg);
+		walk_expr(s->limit, count_expr, arg);
+		walk_stmt(s->body, count_stmt, count_expr, arg);
 		return 1;
 	case S_TRY:
 		if (s->catch_var && s->catch_var->var)
 			s->catch_var->var->written++;
-		walk_stmt(s->body, count_stmt, count_expr, NULL);
-		walk_stmt(s->catch_body, count_stmt, count_expr, NULL);
+		walk_stmt(s->body, count_stmt, count_expr, arg);
+		walk_stmt(s->catch_body, count_stmt, count_expr, arg);
 		return 1;
 	default:
 		break;
@@ -218,7 +228,14 @@ static int count_stmt(struct stmt *s, void *arg)
 	return 0;
 }
 
+void elab_count_uses_mode(struct elab *c, void *autoprint);
+
 void elab_count_uses(struct elab *c)
+{
+	elab_count_uses_mode(c, NULL);
+}
+
+void elab_count_uses_mode(struct elab *c, void *autoprint)
 {
 	struct probe *p;
 	vec_foreach(struct probe *, p, &c->bodies) zero_vars(&p->locals);
@@ -230,12 +247,12 @@ void elab_count_uses(struct elab *c)
 	}
 	zero_vars(&c->s->globals);
 	vec_foreach(struct probe *, p, &c->bodies)
-		walk_stmt(p->body, count_stmt, count_expr, NULL);
+		walk_stmt(p->body, count_stmt, count_expr, autoprint);
 	struct derived_probe *dp;
 	vec_foreach(struct derived_probe *, dp, &c->s->probes)
-		walk_expr(dp->point->condition, count_expr, NULL);
+		walk_expr(dp->point->condition, count_expr, autoprint);
 	vec_foreach(struct functiondecl *, fd, &c->s->functions)
-		walk_stmt(fd->body, count_stmt, count_expr, NULL);
+		walk_stmt(fd->body, count_stmt, count_expr, autoprint);
 }
 
 /* ---- never-assigned warnings (first round only) ---- */
@@ -530,6 +547,10 @@ void elab_elide(struct elab *c)
 				warn_never_assigned(&el, &fd->locals, 1);
 			warn_globals(&el);
 		}
+		vec_foreach(struct probe *, p, &c->bodies)
+			el.changed |= elab_fold(p->body);
+		vec_foreach(struct functiondecl *, fd, &c->s->functions)
+			el.changed |= elab_fold(fd->body);
 		vec_foreach(struct probe *, p, &c->bodies)
 		{
 			el.mult = sharing(c, p);

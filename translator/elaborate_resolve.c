@@ -14,6 +14,7 @@ struct rctx {
 	struct vec *locals;
 	struct functiondecl *fn;
 	const struct source_file *file;
+	int condition; /* probe condition: globals only */
 };
 
 static int visible(const struct source_file *owner, int is_private,
@@ -57,16 +58,29 @@ static struct vardecl *find_var(struct rctx *rc, const char *name, int arity,
 				const struct token *tok)
 {
 	struct vardecl *v;
+	/* As in SystemTap, a local used as an array is an arity error later,
+	 * but a parameter used as an array means some global. */
 	vec_foreach(struct vardecl *, v, rc->locals) if (!strcmp(v->name, name))
 		return v;
-	if (rc->fn)
-		vec_foreach(struct vardecl *, v, &rc->fn->formals)
-			if (!strcmp(v->name, name))
-				return v;
+	if (arity <= 0) {
+		if (rc->fn)
+			vec_foreach(struct vardecl *, v, &rc->fn->formals)
+				if (!strcmp(v->name, name))
+					return v;
+	}
 	v = find_global(rc->c, name, rc->file);
 	if (v) {
 		use_global(rc->c, v);
 		return v;
+	}
+	if (rc->condition) {
+		elab_error(rc->c, tok, "probe condition must not reference "
+			   "undeclared global");
+		return NULL;
+	}
+	if (arity < 0) {
+		elab_error(rc->c, tok, "unresolved array in delete statement");
+		return NULL;
 	}
 	if (arity > 0) {
 		elab_error(rc->c, tok,
@@ -84,9 +98,13 @@ static struct vardecl *find_var(struct rctx *rc, const char *name, int arity,
 	return v;
 }
 
+/* The first visible function NAME taking NARGS arguments (functions may
+ * be overloaded by arity); failing that, the first named NAME. */
 static struct functiondecl *find_function(struct elab *c, const char *name,
+					  int nargs,
 					  const struct source_file *from)
 {
+	struct functiondecl *first = NULL;
 	struct stapfile *f;
 	vec_foreach(struct stapfile *, f, &c->files)
 	{
@@ -95,12 +113,16 @@ static struct functiondecl *find_function(struct elab *c, const char *name,
 		{
 			if (!fd->file)
 				fd->file = f->src;
-			if (!strcmp(fd->name, name) &&
-			    visible(fd->file, fd->is_private, from))
+			if (strcmp(fd->name, name) ||
+			    !visible(fd->file, fd->is_private, from))
+				continue;
+			if (fd->formals.n == nargs)
 				return fd;
+			if (!first)
+				first = fd;
 		}
 	}
-	return NULL;
+	return first;
 }
 
 static const char *function_suggestions(struct elab *c, const char *name)
@@ -122,7 +144,7 @@ static const char *function_suggestions(struct elab *c, const char *name)
 static void resolve_call(struct rctx *rc, struct expr *e)
 {
 	struct elab *c = rc->c;
-	struct functiondecl *fd = find_function(c, e->str, rc->file);
+	struct functiondecl *fd = find_function(c, e->str, e->args.n, rc->file);
 	if (!fd) {
 		elab_error(c, e->tok, "unresolved function %s%s", e->str,
 			   function_suggestions(c, e->str));
@@ -267,7 +289,7 @@ void elab_resolve(struct elab *c)
 	for (;;) {
 		if (c->bodies_resolved < c->bodies.n) {
 			struct probe *p = c->bodies.v[c->bodies_resolved++];
-			struct rctx rc = { c, &p->locals, NULL, p->file };
+			struct rctx rc = { c, &p->locals, NULL, p->file, 0 };
 			if (!rc.file && p->tok)
 				rc.file = p->tok->loc.file;
 			resolve_stmt(&rc, p->body);
@@ -276,7 +298,7 @@ void elab_resolve(struct elab *c)
 		if (c->functions_resolved < c->s->functions.n) {
 			struct functiondecl *fd =
 				c->s->functions.v[c->functions_resolved++];
-			struct rctx rc = { c, &fd->locals, fd, fd->file };
+			struct rctx rc = { c, &fd->locals, fd, fd->file, 0 };
 			resolve_stmt(&rc, fd->body);
 			continue;
 		}
@@ -289,8 +311,8 @@ void elab_resolve(struct elab *c)
 		if (!dp->point->condition || dp->point->condition->lowered_id)
 			continue;
 		dp->point->condition->lowered_id = 1;
-		struct rctx rc = { c, &dp->probe->locals, NULL,
-				   dp->probe->file };
+		struct vec none = { 0 };
+		struct rctx rc = { c, &none, NULL, dp->probe->file, 1 };
 		resolve_expr(&rc, dp->point->condition);
 	}
 }

@@ -213,6 +213,14 @@ static void emit_global_decls(struct emitter *E, struct strbuf *o)
 	sb_puts(o, "static int x_next; /* `next` called in a function */\n\n");
 }
 
+static int variance_shift(struct emitter *E, const struct vardecl *v)
+{
+	struct emit_variance *ev;
+	int shift = 0;
+	vec_foreach(struct emit_variance *, ev, &E->variance) if (ev->var == v) shift = ev->shift;
+	return shift;
+}
+
 static void emit_init_globals(struct emitter *E, struct strbuf *o)
 {
 	struct session *s = E->s;
@@ -255,12 +263,20 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 				  v->arity, stp_type(v->type),
 				  v->maxsize > 0 ? xasprintf("%d", v->maxsize) : "MAXMAPENTRIES",
 				  v->wrap ? 1 : 0);
-			sb_printf(o, "\t\tif (!%s)\n\t\t\treturn -1;\n\t}\n", n);
+			sb_printf(o, "\t\tif (!%s)\n\t\t\treturn -1;\n", n);
+			if (v->type == T_STATS && variance_shift(E, v))
+				sb_printf(o, "\t\t_stp_map_set_variance_shift(%s, %d);\n", n,
+					  variance_shift(E, v));
+			sb_puts(o, "\t}\n");
 		} else if (v->type == T_STATS) {
 			sb_printf(o, "\t{\n\t\tstatic const struct _stp_hist_spec hs = ");
 			hist_spec(o, v);
 			sb_printf(o, ";\n\t\t%s = _stp_stat_new(&hs);\n", n);
-			sb_printf(o, "\t\tif (!%s)\n\t\t\treturn -1;\n\t}\n", n);
+			sb_printf(o, "\t\tif (!%s)\n\t\t\treturn -1;\n", n);
+			if (variance_shift(E, v))
+				sb_printf(o, "\t\t_stp_stat_set_variance_shift(%s, %d);\n", n,
+					  variance_shift(E, v));
+			sb_puts(o, "\t}\n");
 		} else if (v->type == T_STRING) {
 			const char *val = gs ? gs->value
 				: v->init && v->init->kind == E_STRING ? v->init->str : "";
@@ -410,10 +426,13 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 
 	sb_printf(defs, "/* probe %s */\n", dp->pp);
 	sb_printf(defs, "static void p_%d(struct _stp_context *c)\n{\n", idx);
-	sb_printf(defs, "\tstatic struct p_%d_locals frame;\n\tstruct p_%d_locals *l = &frame;\n",
+	sb_printf(defs, "\tstatic struct p_%d_locals frame;\n\tstruct p_%d_locals *l = &frame;\n\t(void)l;\n",
 		  idx, idx);
 	vec_foreach(struct vardecl *, v, &p->locals) zero_var(defs, v);
-	sb_puts(defs, "\tc->nesting = 0;\n\tc->actionremaining = MAXACTION;\n\tx_next = 0;\n");
+	/* begin/end/error probes run "with interrupts enabled" in SystemTap's
+	 * terms and get the larger budget. */
+	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n",
+		  dp->kind == PK_TIMER ? "MAXACTION" : "MAXACTION_INTERRUPTIBLE");
 	sb_puts(defs, sb_str(&cond));
 	sb_puts(defs, code);
 	sb_puts(defs, "out: __attribute__((unused));\n\t_stp_print_flush(c);\n}\n\n");
@@ -526,6 +545,7 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 	sb_puts(o, "#include \"stap_runtime.h\"\n\n");
 	sb_puts(o, "#ifndef MAXSTRINGLEN\n#define MAXSTRINGLEN 512\n#endif\n"
 		   "#ifndef MAXACTION\n#define MAXACTION 1000\n#endif\n"
+		   "#ifndef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE (MAXACTION * 10)\n#endif\n"
 		   "#ifndef MAXMAPENTRIES\n#define MAXMAPENTRIES 2048\n#endif\n"
 		   "#ifndef MAXERRORS\n#define MAXERRORS 0\n#endif\n"
 		   "#ifndef MAXSKIPPED\n#define MAXSKIPPED 100\n#endif\n"

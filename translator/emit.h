@@ -64,6 +64,12 @@ struct emitter {
 	const char *err_label, *ret_label, *next_label;
 	const char *brk_label, *cont_label;
 	int errors;                /* translation errors reported */
+	struct vec variance;       /* struct emit_variance *: @variance(x, N) */
+};
+
+struct emit_variance {
+	const struct vardecl *var;
+	int shift;
 };
 
 void emit_line(struct emitter *E, const char *fmt, ...) STAP_PRINTF(2, 3);

@@ -254,9 +254,27 @@ static const char *stat_op(const char *op)
 	return "STP_VARIANCE";
 }
 
+/* @variance(x, N): the stat must be created with that shift. */
+static void note_variance(struct emitter *E, const struct expr *e)
+{
+	const struct expr *n = e->args.n ? vec_at(&e->args, 0) : NULL;
+	const struct expr *x = e->left;
+	if (!n || n->kind != E_NUMBER || !x)
+		return;
+	if (x->kind == E_INDEX)
+		x = x->base;
+	if (x && x->kind == E_SYMBOL && x->var) {
+		struct emit_variance *v = xmalloc(sizeof *v);
+		v->var = x->var;
+		v->shift = (int)n->num;
+		vec_push(&E->variance, v);
+	}
+}
+
 static void stat_expr(struct emitter *E, const struct expr *e)
 {
 	int id = emit_id(E);
+	note_variance(E, e);
 	emit_raw(E, "({ const struct _stp_stat *s%d = ", id);
 	emit_stat_ref(E, e->left);
 	emit_raw(E, "; ");
@@ -326,7 +344,7 @@ static void assign_index(struct emitter *E, const struct expr *e)
 	char *r = X(e->right);
 	if (is(e->op, "<<<")) {
 		emit_raw(E, "int64_t r%d = %s; ", id, r);
-		at(E, l->tok);
+		at(E, l->base && l->base->tok ? l->base->tok : l->tok);
 		emit_raw(E, "_stp_map_add_stat(c, %s, %s, r%d); ", m, k, id);
 		check(E);
 		emit_raw(E, "r%d; })", id);
@@ -339,7 +357,7 @@ static void assign_index(struct emitter *E, const struct expr *e)
 			emit_raw(E, "_stp_strlcat(t%d, r%d, MAXSTRINGLEN); r%d = t%d; } ", id, id, id,
 				 id);
 		}
-		at(E, l->tok);
+		at(E, l->base && l->base->tok ? l->base->tok : l->tok);
 		emit_raw(E, "_stp_map_set_str(c, %s, %s, r%d); ", m, k, id);
 		check(E);
 		emit_raw(E, "r%d; })", id);
@@ -350,7 +368,7 @@ static void assign_index(struct emitter *E, const struct expr *e)
 			emit_raw(E, "int64_t %s = _stp_map_get_long(%s, %s); ", on, m, k);
 			emit_raw(E, "r%d = %s; ", id, long_op(E, compound_op(e->op), on, rn, e->tok));
 		}
-		at(E, l->tok);
+		at(E, l->base && l->base->tok ? l->base->tok : l->tok);
 		emit_raw(E, "_stp_map_set_long(c, %s, %s, r%d); ", m, k, id);
 		check(E);
 		emit_raw(E, "r%d; })", id);
@@ -387,7 +405,7 @@ static void incdec(struct emitter *E, const struct expr *e)
 		const char *k = emit_keys(E, &l->args);
 		emit_raw(E, "int64_t o%d = _stp_map_get_long(%s, %s); ", id, m, k);
 		emit_raw(E, "int64_t n%d = (int64_t)((uint64_t)o%d %s 1); ", id, id, d);
-		at(E, l->tok);
+		at(E, l->base && l->base->tok ? l->base->tok : l->tok);
 		emit_raw(E, "_stp_map_set_long(c, %s, %s, n%d); ", m, k, id);
 		check(E);
 		emit_raw(E, "%s%d; })", pre ? "n" : "o", id);

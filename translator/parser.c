@@ -77,11 +77,8 @@ const struct token *parser_next(struct parser *p)
 {
 	fill(p, 1);
 	const struct token *t = p->la[0];
-	if (t->type == TOK_EOF) {
-		if (!p->last)
-			pass1_throw(t, 1, "unexpected end-of-file");
-		pass1_throw(p->last, 1, "unexpected end-of-file");
-	}
+	if (t->type == TOK_EOF)
+		pass1_throw(t, 1, "unexpected end-of-file");
 	p->last = t;
 	p->la[0] = p->la[1];
 	p->la[1] = p->la[2];
@@ -110,7 +107,7 @@ const struct token *parser_expect_op(struct parser *p, const char *op)
 void parser_enter(struct parser *p, const struct token *t)
 {
 	if (++p->depth > PARSER_MAX_DEPTH)
-		pass1_throw(t, 1, "nesting too deep (more than %d levels)",
+		pass1_throw(t, 1, "too many nested expressions or statements (limit %d)",
 			    PARSER_MAX_DEPTH);
 }
 
@@ -128,7 +125,6 @@ static struct stmt *parse_block(struct parser *p)
 {
 	const struct token *open = parser_expect_op(p, "{");
 	struct stmt *b = stmt_new(S_BLOCK, open);
-	parser_enter(p, open);
 	for (;;) {
 		const struct token *t = parser_peek(p);
 		if (parser_is_op(t, "}")) {
@@ -139,7 +135,6 @@ static struct stmt *parse_block(struct parser *p)
 			pass1_throw(t, 1, "expected statement");
 		vec_push(&b->stmts, parse_statement(p));
 	}
-	parser_leave(p);
 	return b;
 }
 
@@ -268,7 +263,7 @@ static struct stmt *parse_foreach(struct parser *p, const struct token *t)
 			if (parser_is_op(n, "]"))
 				break;
 			if (!parser_is_op(n, ","))
-				pass1_throw(n, 1, "expected ']' or ','");
+				pass1_throw(n, 1, "expected ',' or ']'");
 		}
 	} else {
 		vec_push(&s->indexes, foreach_symbol(p));
@@ -281,6 +276,8 @@ static struct stmt *parse_foreach(struct parser *p, const struct token *t)
 	if (parser_is_op(arr, "@hist_linear") || parser_is_op(arr, "@hist_log")) {
 		s->array = parse_hist_op(p);
 	} else {
+		if (arr->type != TOK_IDENT || arr->content[0] == '$')
+			pass1_throw(arr, 1, "expected identifier or statistical operation");
 		struct expr *e = parse_symbol_or_index(p);
 		if (e->kind == E_INDEX) {
 			s->array = e->base;
@@ -289,6 +286,17 @@ static struct stmt *parse_foreach(struct parser *p, const struct token *t)
 			s->array = e;
 		}
 	}
+	const struct token *ag = parser_peek(p);
+	static const char *const aggrs[] = {"@count", "@sum", "@min", "@max",
+					    "@avg", NULL};
+	for (int i = 0; aggrs[i]; i++)
+		if (parser_is_op(ag, aggrs[i])) {
+			parser_next(p);
+			s->sort_aggr = ag->content;
+			const struct token *d = parser_peek(p);
+			if (!parser_is_op(d, "+") && !parser_is_op(d, "-"))
+				pass1_throw(d, 1, "expected '+' or '-'");
+		}
 	foreach_sort(p, s, 0);
 	if (parser_is_kw(parser_peek(p), "limit")) {
 		parser_next(p);
@@ -299,21 +307,12 @@ static struct stmt *parse_foreach(struct parser *p, const struct token *t)
 	return s;
 }
 
+/* Can T start a return value? ('return' alone ends at these.) */
 static int starts_expression(const struct token *t)
 {
-	static const char *const ops[] = {"(", "[", "+", "-", "!", "~", "++",
-					  "--", "&", NULL};
-	if (t->type == TOK_IDENT || t->type == TOK_NUMBER ||
-	    t->type == TOK_STRING || t->type == TOK_EMBEDDED)
-		return 1;
-	if (t->type != TOK_OPERATOR)
+	if (t->type == TOK_EOF || t->type == TOK_KEYWORD)
 		return 0;
-	if (t->content[0] == '@')
-		return 1;
-	for (int i = 0; ops[i]; i++)
-		if (!strcmp(ops[i], t->content))
-			return 1;
-	return 0;
+	return !(parser_is_op(t, ";") || parser_is_op(t, "}"));
 }
 
 /* statement -> ';' | block | try | if | while | for | foreach
@@ -332,6 +331,14 @@ static struct stmt *parse_statement(struct parser *p)
 	} else if (t->type == TOK_KEYWORD) {
 		const char *k = t->content;
 		int simple = 1;
+		static const char *const stmt_kws[] = {
+			"try", "if", "while", "for", "foreach", "return",
+			"delete", "next", "break", "continue", NULL};
+		int known = 0;
+		for (int i = 0; stmt_kws[i]; i++)
+			known |= !strcmp(stmt_kws[i], k);
+		if (!known)
+			pass1_throw(t, 1, "expected statement");
 		if (!strcmp(k, "try") || !strcmp(k, "if") || !strcmp(k, "while") ||
 		    !strcmp(k, "for") || !strcmp(k, "foreach"))
 			simple = 0;
@@ -366,12 +373,12 @@ static struct stmt *parse_statement(struct parser *p)
 		}
 		if (simple)
 			swallow_semicolon(p);
-	} else if (starts_expression(t)) {
+	} else if (t->type == TOK_EOF) {
+		pass1_throw(t, 1, "expected statement");
+	} else {
 		s = stmt_new(S_EXPR, t);
 		s->value = parse_expression(p);
 		swallow_semicolon(p);
-	} else {
-		pass1_throw(t, 1, "expected statement");
 	}
 	parser_leave(p);
 	return s;
@@ -474,6 +481,13 @@ static void parse_function(struct parser *p, int is_private)
 	} else {
 		parser_next(p);
 	}
+	if (parser_is_op(parser_peek(p), ":")) {
+		/* function f(...) :PRIORITY (for overloading); accepted */
+		parser_next(p);
+		struct expr *prio = parse_literal(p, 0);
+		if (prio->kind != E_NUMBER)
+			pass1_throw(prio->tok, 1, "expected literal string or number");
+	}
 	const struct token *b = parser_peek(p);
 	if (b->type == TOK_EMBEDDED) {
 		parser_next(p);
@@ -489,28 +503,28 @@ static void parse_function(struct parser *p, int is_private)
 	vec_push(&p->file->functions, f);
 }
 
-/* component -> (IDENT | '*')+ ['(' literal ')'] : adjacent pieces glue */
+/* component -> (IDENT | '*' | NUMBER)+ ['(' literal ')'], adjacent
+ * pieces glued into one name (wildcards like a*b). */
 static struct probe_component *parse_component(struct parser *p)
 {
-	const struct token *t = parser_peek(p);
 	struct strbuf name = {0};
-	const struct token *prev = NULL;
+	const struct token *prev = NULL, *t;
 	for (;;) {
 		t = parser_peek(p);
 		int piece = t->type == TOK_IDENT || t->type == TOK_KEYWORD ||
-			    parser_is_op(t, "*") ||
-			    (prev && t->type == TOK_NUMBER);
+			    parser_is_op(t, "*") || (prev && t->type == TOK_NUMBER);
+		if (!prev && t->type == TOK_EOF)
+			pass1_throw(p->last, 1, "unexpected end-of-file");
+		if (!prev && !piece)
+			pass1_throw(t, 1, "expected identifier or '*' or '{'");
 		if (!piece)
 			break;
 		if (prev && !(t->loc.line == prev->loc.line &&
-			      t->loc.col == prev->loc.col +
-						    (int)strlen(prev->content)))
+			      t->loc.col == prev->loc.col + (int)strlen(prev->content)))
 			break;
 		sb_puts(&name, t->content);
 		prev = parser_next(p);
 	}
-	if (!prev)
-		pass1_throw(t, 1, "expected identifier or '*'");
 	struct probe_component *c = xcalloc(1, sizeof(*c));
 	c->functor = sb_take(&name);
 	c->tok = prev;
@@ -522,34 +536,96 @@ static struct probe_component *parse_component(struct parser *p)
 	return c;
 }
 
-/* probe-point -> component ('.' component)* ['?'|'!'] ['if' '(' expr ')'] */
-static struct probe_point *parse_probe_point(struct parser *p)
+static struct probe_point *point_new(const struct token *tok)
 {
 	struct probe_point *pp = xcalloc(1, sizeof(*pp));
-	pp->tok = parser_peek(p);
+	pp->tok = tok;
+	return pp;
+}
+
+/* An optional '?' or '!' on every point of PTS. */
+static void parse_point_suffix(struct parser *p, struct vec *pts)
+{
+	const struct token *t = parser_peek(p);
+	if (!parser_is_op(t, "?") && !parser_is_op(t, "!"))
+		return;
+	parser_next(p);
+	struct probe_point *pp;
+	vec_foreach(struct probe_point *, pp, pts) {
+		pp->optional = 1;
+		pp->sufficient |= t->content[0] == '!';
+	}
+}
+
+/* dotted -> (component | '{' dotted [?|!] (',' dotted [?|!])* '}')
+ *           ('.' ...)* : braces expand into several points, as SystemTap
+ * expands them at parse time. */
+static struct vec parse_dotted(struct parser *p)
+{
+	struct vec res = {0};
+	vec_push(&res, point_new(parser_peek(p)));
+	parser_enter(p, parser_peek(p));
 	for (;;) {
-		vec_push(&pp->components, parse_component(p));
+		const struct token *t = parser_peek(p);
+		if (parser_is_op(t, "{")) {
+			struct vec alts = {0};
+			parser_next(p);
+			for (;;) {
+				struct vec a = parse_dotted(p);
+				parse_point_suffix(p, &a);
+				for (int i = 0; i < a.n; i++)
+					vec_push(&alts, vec_at(&a, i));
+				const struct token *n = parser_next(p);
+				if (parser_is_op(n, "}"))
+					break;
+				if (!parser_is_op(n, ","))
+					pass1_throw(n, 1, "expected ',' or '}'");
+			}
+			struct vec cross = {0};
+			struct probe_point *r, *a;
+			vec_foreach(struct probe_point *, r, &res)
+				vec_foreach(struct probe_point *, a, &alts) {
+					struct probe_point *n = point_new(r->tok);
+					for (int i = 0; i < r->components.n; i++)
+						vec_push(&n->components, vec_at(&r->components, i));
+					for (int i = 0; i < a->components.n; i++)
+						vec_push(&n->components, vec_at(&a->components, i));
+					n->optional = r->optional | a->optional;
+					n->sufficient = r->sufficient | a->sufficient;
+					vec_push(&cross, n);
+				}
+			res = cross;
+		} else {
+			struct probe_component *c = parse_component(p);
+			struct probe_point *r;
+			vec_foreach(struct probe_point *, r, &res)
+				vec_push(&r->components, c);
+		}
 		if (!parser_is_op(parser_peek(p), "."))
 			break;
 		parser_next(p);
 	}
-	for (;;) {
-		const struct token *t = parser_peek(p);
-		if (parser_is_op(t, "?"))
-			pp->optional = 1;
-		else if (parser_is_op(t, "!"))
-			pp->optional = pp->sufficient = 1;
-		else
-			break;
-		parser_next(p);
-	}
+	parser_leave(p);
+	return res;
+}
+
+/* probe-point -> dotted ['?'|'!'] ['if' '(' expr ')'] ; appended to OUT */
+static void parse_probe_point(struct parser *p, struct vec *out)
+{
+	struct vec pts = parse_dotted(p);
+	parse_point_suffix(p, &pts);
+	struct expr *cond = NULL;
 	if (parser_is_kw(parser_peek(p), "if")) {
 		parser_next(p);
 		parser_expect_op(p, "(");
-		pp->condition = parse_expression(p);
+		cond = parse_expression(p);
 		parser_expect_op(p, ")");
 	}
-	return pp;
+	struct probe_point *pp;
+	vec_foreach(struct probe_point *, pp, &pts) {
+		pp->condition = cond;
+		vec_push(out, pp);
+	}
 }
 
 /* probe-decl -> 'probe' point (',' point)* block
@@ -559,7 +635,7 @@ static void parse_probe(struct parser *p, const struct token *kw, int is_private
 	struct vec points = {0};
 	int equals_ok = 1;
 	for (;;) {
-		vec_push(&points, parse_probe_point(p));
+		parse_probe_point(p, &points);
 		const struct token *t = parser_peek(p);
 		if (equals_ok && (parser_is_op(t, "=") || parser_is_op(t, "+="))) {
 			parser_next(p);
@@ -570,7 +646,7 @@ static void parse_probe(struct parser *p, const struct token *kw, int is_private
 			a->file = p->src;
 			a->is_private = is_private;
 			for (;;) {
-				vec_push(&a->points, parse_probe_point(p));
+				parse_probe_point(p, &a->points);
 				if (!parser_is_op(parser_peek(p), ","))
 					break;
 				parser_next(p);
@@ -586,7 +662,9 @@ static void parse_probe(struct parser *p, const struct token *kw, int is_private
 		}
 		if (parser_is_op(t, "{"))
 			break;
-		pass1_throw(t, 1, "expected probe point specifier");
+		if (parser_is_op(t, "=") || parser_is_op(t, "+="))
+			pass1_throw(t, 1, "expected probe point specifier");
+		pass1_throw(t, 1, "expected one of ', { } = +='");
 	}
 	struct probe *pr = xcalloc(1, sizeof(*pr));
 	pr->tok = kw;
@@ -605,6 +683,11 @@ static void parse_declaration(struct parser *p)
 	int is_private = 0;
 	if (parser_is_kw(t, "private")) {
 		is_private = 1;
+		const struct token *n = parser_peek(p);
+		if (n->type == TOK_IDENT && n->content[0] != '$') {
+			parse_global(p, 1); /* private NAME: a private global */
+			return;
+		}
 		t = parser_next(p);
 		if (!parser_is_kw(t, "global") && !parser_is_kw(t, "function"))
 			pass1_throw(t, 1, "expected 'function' or identifier");
@@ -636,19 +719,17 @@ static int resync(struct parser *p)
 	int ok = 1;
 	recovery = &jb;
 	in_resync = 1;
-	if (setjmp(jb) == 0) {
-		for (;;) {
-			const struct token *t = parser_peek(p);
-			if (t->type == TOK_EOF || t->type == TOK_EMBEDDED ||
-			    parser_is_kw(t, "probe") || parser_is_kw(t, "global") ||
-			    parser_is_kw(t, "function") ||
-			    parser_is_kw(t, "private"))
-				break;
-			parser_next(p);
-		}
-	} else {
-		/* an error while skipping: printed; the skipping stops */
+	if (setjmp(jb)) {
+		/* an error while skipping: printed; skipping goes on */
 		ok = 0;
+	}
+	for (;;) {
+		const struct token *t = parser_peek(p);
+		if (t->type == TOK_EOF || t->type == TOK_EMBEDDED ||
+		    parser_is_kw(t, "probe") || parser_is_kw(t, "global") ||
+		    parser_is_kw(t, "function") || parser_is_kw(t, "private"))
+			break;
+		parser_next(p);
 	}
 	in_resync = 0;
 	recovery = saved;
@@ -677,7 +758,6 @@ struct stapfile *parse_file(struct session *s, const struct source_file *src,
 			/* the failing token was consumed or is still ahead */
 			p->depth = 0;
 			p->in_function = 0;
-			p->hist_ok = NULL;
 			if (!no_resync)
 				resync(p);
 			no_resync = 0;

@@ -22,7 +22,9 @@ int parse_stpm(struct session *s, const struct source_file *src);
 
 /* ---- internal to parser.c / parser_expr.c ---- */
 
-#define PARSER_MAX_DEPTH 500
+/* Nesting of expressions and statements the parser accepts (SystemTap
+ * itself crashes somewhere past 10000); later passes recurse too. */
+#define PARSER_MAX_DEPTH 2000
 
 struct parser {
 	struct session *s;
@@ -33,7 +35,6 @@ struct parser {
 	int privileged;
 	int in_function;
 	int depth;
-	const struct token *hist_ok; /* a print argument may be a histogram */
 	struct stapfile *file;
 	const struct token *last; /* last token consumed */
 	int file_nonempty;

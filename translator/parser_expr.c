@@ -56,11 +56,17 @@ static struct expr *left_assoc(struct parser *p, level_fn sub,
 			       const char *const *ops, enum expr_kind k)
 {
 	struct expr *l = sub(p);
+	int n = 0;
 	for (;;) {
 		const struct token *t = parser_peek(p);
-		if (!is_op_in(t, ops))
+		if (!is_op_in(t, ops)) {
+			/* a long chain makes a deep (left-nested) tree */
+			p->depth -= n;
 			return l;
+		}
 		parser_next(p);
+		parser_enter(p, t);
+		n++;
 		l = binary(k, t, l, sub(p));
 	}
 }
@@ -110,11 +116,16 @@ static struct expr *parse_comparison(struct parser *p)
 		e->str = e->right->str;
 		return e;
 	}
+	int n = 0;
 	for (;;) {
 		t = parser_peek(p);
-		if (!is_op_in(t, ops))
+		if (!is_op_in(t, ops)) {
+			p->depth -= n;
 			return l;
+		}
 		parser_next(p);
+		parser_enter(p, t);
+		n++;
 		l = binary(E_COMPARE, t, l, parse_shift(p));
 	}
 }
@@ -234,7 +245,7 @@ static struct expr *parse_ternary(struct parser *p)
 
 struct expr *parse_value(struct parser *p);
 
-/* crement -> ('++'|'--') unary | value ['++'|'--'] */
+/* crement -> ('++'|'--') value | value ['++'|'--'] */
 static struct expr *parse_crement(struct parser *p)
 {
 	const struct token *t = parser_peek(p);
@@ -242,7 +253,7 @@ static struct expr *parse_crement(struct parser *p)
 		parser_next(p);
 		struct expr *e = expr_new(E_PRE_INC, t);
 		e->op = t->content;
-		e->left = parse_unary(p);
+		e->left = parse_value(p);
 		return e;
 	}
 	struct expr *v = parse_value(p);

@@ -121,8 +121,11 @@ static struct expr *parse_print_arg(struct parser *p)
 	if (parser_is_op(t, "@hist_linear") || parser_is_op(t, "@hist_log")) {
 		struct expr *h = parse_hist_op(p);
 		const struct token *b = parser_peek(p);
-		if (!parser_is_op(b, "["))
+		if (!parser_is_op(b, "[")) {
+			if (!parser_is_op(b, ")"))
+				pass1_throw(b, 1, "expected ')'");
 			return h;
+		}
 		parser_next(p);
 		struct expr *e = expr_new(E_INDEX, b);
 		e->base = h;
@@ -298,6 +301,8 @@ static struct expr *parse_stat_op(struct parser *p)
 			vec_push(&e->args, parse_literal(p, 0));
 			continue;
 		}
+		if (c->type == TOK_EOF)
+			pass1_throw(p->last, 1, "unexpected end-of-file");
 		parser_next(p); /* SystemTap scans on to the ')' */
 	}
 	parser_next(p);
@@ -368,18 +373,32 @@ static struct expr *parse_at_operator(struct parser *p)
 	pass1_throw(t, 1, "unknown operator %s", n);
 }
 
-/* value -> '(' expression ')' | literal | embedded | '&'? target
- *        | '@'op ... | IDENT '(' args ')' | IDENT ['[' indexes ']'] */
+static struct expr *parse_value_base(struct parser *p);
+
+/* value -> value_base ['->' components] : EXPR->member is an "autocast" */
 struct expr *parse_value(struct parser *p)
+{
+	struct expr *v = parse_value_base(p);
+	const struct token *t = parser_peek(p);
+	if (!parser_is_op(t, "->") || v->kind == E_TARGET || v->kind == E_CAST ||
+	    v->kind == E_ATVAR)
+		return v;
+	struct expr *e = expr_new(E_TARGET, t);
+	e->left = v;
+	parse_components(p, e);
+	return e;
+}
+
+/* value_base -> '(' expression ')' | literal | embedded | '&'? target
+ *        | '@'op ... | IDENT '(' args ')' | IDENT ['[' indexes ']'] */
+static struct expr *parse_value_base(struct parser *p)
 {
 	const struct token *t = parser_peek(p);
 	if (t->type == TOK_EOF)
 		pass1_throw(t, 1, "expected value");
 	if (parser_is_op(t, "(")) {
 		parser_next(p);
-		parser_enter(p, t);
 		struct expr *e = parse_expression(p);
-		parser_leave(p);
 		parser_expect_op(p, ")");
 		return e;
 	}
@@ -395,6 +414,13 @@ struct expr *parse_value(struct parser *p)
 	    parser_peek2(p)->content[0] == '$') {
 		parser_next(p);
 		return parse_target(p, 1);
+	}
+	if (parser_is_op(t, "&") && (parser_is_op(parser_peek2(p), "@cast") ||
+				     parser_is_op(parser_peek2(p), "@var"))) {
+		parser_next(p);
+		struct expr *e = parse_cast_var(p, parser_peek(p)->content[1] == 'c');
+		e->addressof = 1;
+		return e;
 	}
 	if (t->type == TOK_OPERATOR && t->content[0] == '@' && t->content[1])
 		return parse_at_operator(p);

@@ -4,13 +4,16 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "diag.h"
+#include "lexer.h"
 #include "parser.h"
 #include "preproc.h"
 #include "session.h"
@@ -103,7 +106,7 @@ static int parse_library(struct session *s, const char *dir)
 			continue;
 		sf->is_tapset = 1;
 		int n = 0;
-		struct stapfile *f = parse_file(s, sf, 1, &n);
+		struct stapfile *f = parse_file(s, sf, 1, &n, NULL);
 		errors += n;
 		vec_push(&s->library_files, f);
 	}
@@ -130,7 +133,7 @@ static struct source_file *user_source(struct session *s)
 	return sf;
 }
 
-int pass1_parse(struct session *s)
+static int parse_all(struct session *s)
 {
 	int errors = 0, n = 0;
 	struct source_file *user = user_source(s);
@@ -145,7 +148,19 @@ int pass1_parse(struct session *s)
 	vec_foreach(char *, dir, &s->include_dirs)
 		errors += load_library_macros(s, dir);
 
-	s->user_file = parse_file(s, user, s->guru, &n);
+	/* SystemTap's two messages for a script with nothing in it. */
+	struct lexer *lx = lexer_new(user, NULL);
+	if (lexer_next(lx)->type == TOK_EOF) {
+		fprintf(stderr, "Input file '%s' is empty.\n", user->name);
+		return 1;
+	}
+	int empty = 0;
+	s->user_file = parse_file(s, user, s->guru, &n, &empty);
+	if (empty) {
+		fprintf(stderr, "Input file '%s' is empty after preprocessing.\n",
+			user->name);
+		return 1;
+	}
 	errors += n;
 
 	if (s->tapset_dir)
@@ -166,4 +181,29 @@ int pass1_parse(struct session *s)
 		fflush(stdout);
 	}
 	return 0;
+}
+
+static void *parse_thread(void *arg)
+{
+	struct session *s = arg;
+	return (void *)(intptr_t)parse_all(s);
+}
+
+/* Parsing and printing recurse as deep as the script nests: run them on
+ * a thread with a large stack, so the nesting limit (parser.h), not the
+ * stack, decides what is too deep. */
+int pass1_parse(struct session *s)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	void *ret;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, (size_t)256 << 20);
+	if (pthread_create(&th, &attr, parse_thread, s) != 0) {
+		pthread_attr_destroy(&attr);
+		return parse_all(s);
+	}
+	pthread_join(th, &ret);
+	pthread_attr_destroy(&attr);
+	return (int)(intptr_t)ret;
 }

@@ -15,7 +15,12 @@ static void put_type(struct strbuf *b, enum exp_type t)
 
 static void put_var(struct strbuf *b, const struct vardecl *v)
 {
-	sb_printf(b, "%s:", v->name);
+	sb_puts(b, v->name);
+	if (v->maxsize)
+		sb_printf(b, "[%d]", v->maxsize);
+	if (v->wrap)
+		sb_putc(b, '%');
+	sb_putc(b, ':');
 	put_type(b, v->type);
 	if (v->arity > 0) {
 		sb_puts(b, " [");
@@ -120,6 +125,24 @@ static void p2_stmt(struct strbuf *out, const struct stmt *s)
 	}
 }
 
+/* "__global_" or, for a private symbol, "__private_FILE_" with the file
+ * name's other characters than letters and digits as '_'. */
+static char *mangle(const char *name, int is_private,
+		    const struct source_file *f)
+{
+	if (!is_private || !f || !f->name)
+		return xasprintf("__global_%s", name);
+	struct strbuf b = { 0 };
+	sb_puts(&b, "__private_");
+	for (const char *p = f->name; *p; p++)
+		sb_putc(&b, (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				    (*p >= '0' && *p <= '9')
+			    ? *p
+			    : '_');
+	sb_printf(&b, "_%s", name);
+	return sb_take(&b);
+}
+
 /* Names as pass 2 prints them; restored after printing. */
 struct rename {
 	struct vec exprs;
@@ -134,9 +157,11 @@ static int rename_expr(struct expr *e, void *arg)
 		return 0;
 	const char *nn = NULL;
 	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
-		nn = xasprintf("__global_%s", e->str);
+		nn = mangle(e->str, e->var->is_private, e->var->file);
 	else if (e->kind == E_CALL && e->func)
-		nn = xasprintf("__global_%s__overload_0", e->str);
+		nn = xasprintf("%s__overload_0",
+			       mangle(e->str, e->func->is_private,
+				      e->func->file));
 	if (nn) {
 		vec_push(&r->exprs, e);
 		vec_push(&r->names, (void *)e->str);
@@ -158,7 +183,9 @@ static void print_body(struct strbuf *out, struct stmt *body, int flat)
 	struct rename r = { 0 };
 	walk_stmt(body, rename_stmt, rename_expr, &r);
 	sb_puts(out, "{ ");
-	if (flat || body->kind != S_BLOCK)
+	if (body->kind == S_BLOCK && !body->stmts.n)
+		sb_putc(out, ';');
+	else if (flat || body->kind != S_BLOCK)
 		p2_stmt(out, body);
 	else
 		p2_block_items(out, body);
@@ -174,7 +201,12 @@ static void print_body(struct strbuf *out, struct stmt *body, int flat)
 static int fn_cmp(const void *a, const void *b)
 {
 	const struct functiondecl *x = *(void *const *)a, *y = *(void *const *)b;
-	return strcmp(x->name, y->name);
+	char *mx = mangle(x->name, x->is_private, x->file);
+	char *my = mangle(y->name, y->is_private, y->file);
+	int r = strcmp(mx, my);
+	free(mx);
+	free(my);
+	return r;
 }
 
 static void print_functions(struct session *s, struct strbuf *out)
@@ -221,6 +253,8 @@ static void print_probe(struct session *s, struct strbuf *out,
 		sb_putc(out, '!');
 	else if (dp->point->optional)
 		sb_putc(out, '?');
+	if (dp->point->condition)
+		elab_print_condition(out, dp->point->condition);
 	sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
 	if (dp->probe->locals.n) {
 		sb_puts(out, "  # locals\n");
@@ -240,12 +274,22 @@ static void print_probe(struct session *s, struct strbuf *out,
 void pass2_print(struct session *s, struct strbuf *out)
 {
 	flat_blocks = !s->unoptimized;
+	if (s->embeds.n) {
+		sb_puts(out, "# global embedded code\n");
+		struct embedded_block *eb;
+		vec_foreach(struct embedded_block *, eb, &s->embeds)
+			sb_printf(out, "%%{%s%%}\n", eb->code);
+	}
 	if (s->globals.n) {
 		sb_puts(out, "# globals\n");
 		struct vardecl *v;
 		vec_foreach(struct vardecl *, v, &s->globals)
 		{
 			put_var(out, v);
+			if (s->verbose && v->init) {
+				sb_puts(out, " = ");
+				print_expr(out, v->init);
+			}
 			sb_putc(out, '\n');
 		}
 	}

@@ -1,6 +1,5 @@
 /* Pass 5: run the compiled object with staprun, as SystemTap does: the
- * options that concern the run (-o, -T, -c, -x, -v) and the -G settings are
- * passed on, SIGINT/SIGTERM/SIGHUP sent to stap are forwarded, and stap's
+ * options that concern the run (-o, -T, -c, -x, -v) are passed on, SIGINT/SIGTERM/SIGHUP sent to stap are forwarded, and stap's
  * result is staprun's exit status. */
 #include "session.h"
 #include "driver.h"
@@ -44,7 +43,8 @@ static char **staprun_argv(struct session *s)
 {
 	struct vec a = { 0 };
 	vec_push(&a, (void *)s->staprun_path);
-	for (int i = 0; i < s->verbose && i < 5; i++)
+	/* as SystemTap: staprun is quiet at -v, verbose from -vv on */
+	for (int i = 1; i < s->verbose && i < 5; i++)
 		vec_push(&a, "-v");
 	if (s->output_file) {
 		vec_push(&a, "-o");
@@ -62,10 +62,8 @@ static char **staprun_argv(struct session *s)
 		vec_push(&a, "-x");
 		vec_push(&a, xasprintf("%ld", s->target_pid));
 	}
+	/* -G values are compiled into the object (pass 3), not passed here. */
 	vec_push(&a, (void *)s->object_file);
-	struct gset *g;
-	vec_foreach(struct gset *, g, &s->gsets)
-		vec_push(&a, xasprintf("%s=%s", g->name, g->value));
 	vec_push(&a, NULL);
 	return (char **)a.v;
 }

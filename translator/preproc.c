@@ -5,7 +5,8 @@
  * "kernel" (SystemTap's default runtime, so that existing scripts and
  * tapsets take their usual branch even though we trace user space);
  * systemtap_v "4.8"; kernel_v/kernel_vr from uname -r of the running
- * kernel; every CONFIG_* option unset (""); systemtap_privilege
+ * kernel; CONFIG_64BIT "y" (true of every x86_64 kernel), every other
+ * CONFIG_* option unset (""); systemtap_privilege
  * "stapdev"; guru_mode from -g. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -42,6 +43,7 @@ struct frame {
 	const struct token *chain; /* the invocation, for list tokens */
 	struct macro *macro;       /* whose parameters are bound here */
 	struct vec *args;          /* struct vec * per parameter */
+	struct frame *scope;       /* argument tokens: where they were written */
 	struct frame *up;
 	int depth;
 };
@@ -124,10 +126,13 @@ static const struct token *substitute_arg(struct pp *pp, struct token *t)
 	if (!arg_number(w, &n))
 		return t;
 	if (n < 1 || n > nargs) {
+		/* An error only if it survives the conditionals. */
 		struct token *j = copy_tok(t, NULL);
 		j->type = TOK_JUNK;
-		j->content = "";
-		pass1_throw(j, 0, "command line argument out of range [1-%d]", nargs);
+		j->content = xasprintf("command line argument out of range [1-%d]",
+				       nargs);
+		j->raw = "arg";
+		return j;
 	}
 	const char *arg = vec_at(&pp->s->args, n - 1);
 	if (w[0] == '@') {
@@ -171,7 +176,8 @@ static const struct token *raw_next(struct pp *pp)
 		}
 		if (t->type == TOK_JUNK)
 			pass1_throw(t, 0, "%s", t->content);
-		if (t->type == TOK_IDENT || t->type == TOK_OPERATOR) {
+		if (t->type == TOK_IDENT || t->type == TOK_OPERATOR ||
+		    (t->type == TOK_JUNK && t->raw)) {
 			const struct token *r = substitute_arg(pp, t);
 			if (!r)
 				continue;
@@ -202,6 +208,13 @@ static void define_macro(struct pp *pp, struct macro_table *mt)
 	const struct token *name = raw_next(pp);
 	if (name->type != TOK_IDENT && name->type != TOK_KEYWORD)
 		pass1_throw(name, 0, "expected identifier");
+	struct macro *old = find_macro(mt, name->content);
+	if (old) {
+		pass1_report(name, 0, "attempt to redefine macro '@%s' in the same file",
+			     name->content);
+		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
+			    name->content);
+	}
 	struct macro *m = xcalloc(1, sizeof(*m));
 	m->name = name->content;
 	m->name_tok = name;
@@ -234,23 +247,19 @@ static void define_macro(struct pp *pp, struct macro_table *mt)
 			break;
 		vec_push(&m->body, (void *)t);
 	}
-	struct macro *old = find_macro(mt, m->name);
-	if (old) {
-		pass1_report(name, 0, "attempt to redefine macro '@%s' in the same file",
-			     m->name);
-		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
-			    m->name);
-	}
 	m->next = mt->first;
 	mt->first = m;
 }
 
-/* The parameter of an enclosing expansion named NAME, if any. */
-static struct vec *find_param(struct pp *pp, const char *name)
+/* The parameter named NAME of the expansion being read, if any. The
+ * tokens of an argument are read in the scope they were written in. */
+static struct vec *find_param(struct pp *pp, const char *name,
+			      struct frame **owner)
 {
-	for (struct frame *f = pp->top; f; f = f->up) {
+	for (struct frame *f = pp->top; f; f = f->scope ? f->scope : f->up) {
 		if (!f->macro)
 			continue;
+		*owner = f;
 		for (int i = f->macro->params.n - 1; i >= 0; i--)
 			if (!strcmp(vec_at(&f->macro->params, i), name))
 				return vec_at(f->args, i);
@@ -319,11 +328,13 @@ static const struct token *macro_next(struct pp *pp)
 			discard.first = NULL;
 			continue;
 		}
-		struct vec *param = find_param(pp, name);
+		struct frame *owner = NULL;
+		struct vec *param = find_param(pp, name, &owner);
 		if (param) {
 			struct frame *f = xcalloc(1, sizeof(*f));
 			f->list = param;
 			f->chain = t;
+			f->scope = owner->up;
 			push_frame(pp, f);
 			continue;
 		}
@@ -400,16 +411,14 @@ static const char *cond_expected =
 	"             comparison between strings or integers";
 
 /* A version or wildcard comparison of VALUE against a string literal. */
-static int eval_version(struct pp *pp, const char *value, int versions)
+static int eval_version(const struct token *lhs, const struct token *op,
+			const struct token *rhs, const char *value, int versions)
 {
-	const struct token *op = macro_next(pp);
-	if (!is_compare_op(op))
-		pass1_throw(op, 0, "expected comparison operator");
-	if (!versions && strcmp(op->content, "==") && strcmp(op->content, "!="))
-		pass1_throw(op, 0, "expected '==' or '!='");
-	const struct token *rhs = macro_next(pp);
+	if (!is_compare_op(op) ||
+	    (!versions && strcmp(op->content, "==") && strcmp(op->content, "!=")))
+		pass1_throw(lhs, 0, "%s", cond_expected);
 	if (rhs->type != TOK_STRING)
-		pass1_throw(rhs, 0, "expected string literal");
+		pass1_throw(rhs, 0, "expected string literal as right value");
 	int eq = !strcmp(op->content, "==");
 	if (!versions || ((eq || !strcmp(op->content, "!=")) &&
 			  has_wildcard(rhs->content))) {
@@ -419,28 +428,34 @@ static int eval_version(struct pp *pp, const char *value, int versions)
 	return compare_result(strverscmp(value, rhs->content), op->content);
 }
 
-/* term -> IDENT op STRING | literal op literal */
-static int eval_term(struct pp *pp, const struct token *lhs)
+/* term -> IDENT op STRING | literal op literal : SystemTap reads all
+ * three tokens before looking at them. */
+static int eval_term(struct pp *pp, const struct token *open)
 {
+	const struct token *lhs = macro_next(pp);
+	const struct token *op = lhs->type == TOK_EOF ? lhs : macro_next(pp);
+	const struct token *rhs = op->type == TOK_EOF ? op : macro_next(pp);
+	if (rhs->type == TOK_EOF)
+		pass1_throw(open, 0, "incomplete condition after '%%('");
 	if (lhs->type == TOK_IDENT) {
 		const char *n = lhs->content;
 		if (!strcmp(n, "arch"))
-			return eval_version(pp, "x86_64", 0);
+			return eval_version(lhs, op, rhs, "x86_64", 0);
 		if (!strcmp(n, "runtime"))
-			return eval_version(pp, "kernel", 0);
+			return eval_version(lhs, op, rhs, "kernel", 0);
 		if (!strcmp(n, "systemtap_privilege"))
-			return eval_version(pp, "stapdev", 0);
+			return eval_version(lhs, op, rhs, "stapdev", 0);
+		if (!strcmp(n, "CONFIG_64BIT"))
+			return eval_version(lhs, op, rhs, "y", 0);
 		if (!strncmp(n, "CONFIG_", 7))
-			return eval_version(pp, "", 0);
+			return eval_version(lhs, op, rhs, "", 0);
 		if (!strcmp(n, "kernel_v"))
-			return eval_version(pp, kernel_release(0), 1);
+			return eval_version(lhs, op, rhs, kernel_release(0), 1);
 		if (!strcmp(n, "kernel_vr"))
-			return eval_version(pp, kernel_release(1), 1);
+			return eval_version(lhs, op, rhs, kernel_release(1), 1);
 		if (!strcmp(n, "systemtap_v"))
-			return eval_version(pp, "4.8", 1);
+			return eval_version(lhs, op, rhs, "4.8", 1);
 		if (!strcmp(n, "guru_mode")) {
-			const struct token *op = macro_next(pp);
-			const struct token *rhs = macro_next(pp);
 			int64_t v = 0;
 			if (rhs->type != TOK_NUMBER ||
 			    lexer_number_value(rhs->content, &v))
@@ -449,12 +464,9 @@ static int eval_term(struct pp *pp, const struct token *lhs)
 			return compare_result(cmp, op->content);
 		}
 	}
-	if (lhs->type != TOK_NUMBER && lhs->type != TOK_STRING)
+	if ((lhs->type != TOK_NUMBER && lhs->type != TOK_STRING) ||
+	    !is_compare_op(op))
 		pass1_throw(lhs, 0, "%s", cond_expected);
-	const struct token *op = macro_next(pp);
-	if (!is_compare_op(op))
-		pass1_throw(op, 0, "expected comparison operator");
-	const struct token *rhs = macro_next(pp);
 	if (lhs->type == TOK_NUMBER) {
 		int64_t a, b;
 		if (rhs->type != TOK_NUMBER)
@@ -476,11 +488,8 @@ static int eval_condition(struct pp *pp, const struct token *open,
 {
 	int result = 0, conj = 1;
 	for (;;) {
+		conj = eval_term(pp, open) && conj;
 		const struct token *t = macro_next(pp);
-		if (t->type == TOK_EOF || is_op(t, "%?"))
-			pass1_throw(open, 0, "incomplete condition after '%%('");
-		conj = eval_term(pp, t) && conj;
-		t = macro_next(pp);
 		if (is_op(t, "&&"))
 			continue;
 		result = result || conj;
@@ -560,6 +569,8 @@ const struct token *pp_next(struct pp *pp)
 				continue;
 			}
 		}
+		if (t->type == TOK_JUNK)
+			pass1_throw(t, 0, "%s", t->content);
 		if (t->type == TOK_EOF && pp->conds) {
 			const struct token *open = pp->conds->tok;
 			pp->conds = NULL;

@@ -11,6 +11,10 @@
 struct tctx {
 	struct elab *c;
 	struct functiondecl *fn;
+	struct expr *stmt_value; /* value of an expression statement */
+	const char *dp_pp;       /* pp of the probe walked, for messages */
+	int abort;               /* SystemTap throws on some errors: the rest
+				    of the body is not walked this time */
 };
 
 /* Each place is reported once, however often the walks revisit it. */
@@ -44,6 +48,19 @@ static void mismatch(struct tctx *tc, struct expr *e, enum exp_type want)
 		return;
 	elab_error(tc->c, e->tok, "type mismatch: expected %s but found %s",
 		   tn(want), tn(e->type));
+}
+
+/* E meets a declared type (f:long, x:string). SystemTap words this
+ * mismatch the other way round: "expected <E's type> but found <T>". */
+static void declared(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	infer(tc, e, T_UNKNOWN);
+	if (e->type == T_UNKNOWN)
+		infer(tc, e, t);
+	else if (e->type != t && first_report(e))
+		elab_error(tc->c, e->tok,
+			   "type mismatch: expected %s but found %s",
+			   tn(e->type), tn(t));
 }
 
 /* Give E (known or not) type T, as expected by its context. */
@@ -85,11 +102,15 @@ static void var_arity(struct tctx *tc, struct vardecl *v, int arity,
 		v->arity = arity;
 		v->arity_tok = tok;
 		set_changed(tc);
-	} else if (v->arity != arity && first_report(tok)) {
+	} else if (v->arity != arity) {
+		tc->abort = 1;
+		if (!first_report(tok))
+			return;
 		elab_error(tc->c, tok, "inconsistent arity (%d vs %d)",
 			   v->arity, arity);
 		elab_error(tc->c, v->arity_tok ? v->arity_tok : v->tok,
 			   "arity %d first inferred here", v->arity);
+		tc->abort = 1;
 	}
 }
 
@@ -247,6 +268,10 @@ static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
 		const struct token *slot_tok = f->type_tok ? f->type_tok
 							   : a->tok;
 		enum exp_type before = f->type;
+		if (f->type != T_UNKNOWN && f->type_tok == f->tok) {
+			declared(tc, a, f->type); /* x:long / x:string */
+			continue;
+		}
 		index_type(tc, &f->type, &slot_tok, i, a);
 		if (before == T_UNKNOWN && f->type != T_UNKNOWN)
 			f->type_tok = slot_tok;
@@ -319,14 +344,14 @@ static void target_errors(struct tctx *tc, struct expr *e)
 		break;
 	}
 	case E_ATVAR:
-		elab_error(tc->c, e->tok,
-			   "unable to find global '%s' in this process",
-			   e->args.n ? ((struct expr *)e->args.v[0])->str : "");
+		elab_error(tc->c, e->tok, "unresolved @var() expression");
 		break;
 	case E_ENTRY:
-		elab_error(tc->c, e->tok,
-			   "@entry is only valid in .return probes");
-		break;
+		elab_error(tc->c, NULL, "while processing probe %s",
+			   tc->dp_pp ? tc->dp_pp : "begin");
+		elab_error(tc->c, e->tok, "internal error: @entry is only "
+			   "valid in .return probes");
+		return; /* a fatal one for SystemTap: nothing more */
 	default:
 		break;
 	}
@@ -335,7 +360,7 @@ static void target_errors(struct tctx *tc, struct expr *e)
 
 static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 {
-	if (!e)
+	if (!e || tc->abort)
 		return;
 	struct expr *a;
 	switch (e->kind) {
@@ -417,11 +442,20 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 		return;
 	case E_CALL:
 		infer_call(tc, e, t);
+		/* A call whose value is unused may be void. */
+		if (e != tc->stmt_value)
+			unresolved(tc, e);
 		return;
 	case E_PRINT:
 		infer_print(tc, e);
+		vec_foreach(struct expr *, a, &e->args) if (a->type == T_UNKNOWN)
+		{
+			unresolved(tc, e);
+			break;
+		}
 		return;
 	case E_STAT:
+		vec_foreach(struct expr *, a, &e->args) infer(tc, a, T_LONG);
 		infer(tc, e->left, T_STATS);
 		expect(tc, e, T_LONG);
 		return;
@@ -442,7 +476,7 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 
 static void infer_stmt(struct tctx *tc, struct stmt *s)
 {
-	if (!s)
+	if (!s || tc->abort)
 		return;
 	struct stmt *sub;
 	switch (s->kind) {
@@ -456,12 +490,18 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 		infer_stmt(tc, s->catch_body);
 		break;
 	case S_EXPR:
+		tc->stmt_value = s->value;
 		infer(tc, s->value, T_UNKNOWN);
+		tc->stmt_value = NULL;
 		break;
 	case S_RETURN: {
 		struct functiondecl *fd = tc->fn;
 		if (!s->value || !fd)
 			break;
+		if (fd->type != T_UNKNOWN && fd->type_tok == fd->tok) {
+			declared(tc, s->value, fd->type); /* f:long */
+			break;
+		}
 		infer(tc, s->value, T_UNKNOWN);
 		enum exp_type vt = s->value->type;
 		if (fd->type == T_UNKNOWN) {
@@ -553,20 +593,32 @@ static void init_decl_types(struct elab *c)
 
 static void walk_all(struct elab *c)
 {
-	struct tctx tc = { c, NULL };
+	struct tctx tc = { c, NULL, NULL, NULL, 0 };
 	struct functiondecl *fd;
 	vec_foreach(struct functiondecl *, fd, &c->s->functions)
 	{
 		tc.fn = fd;
+		tc.abort = 0;
 		infer_stmt(&tc, fd->body);
 	}
 	tc.fn = NULL;
 	struct probe *p;
-	vec_foreach(struct probe *, p, &c->bodies) infer_stmt(&tc, p->body);
+	vec_foreach(struct probe *, p, &c->bodies)
+	{
+		tc.dp_pp = NULL;
+		struct derived_probe *d;
+		vec_foreach(struct derived_probe *, d, &c->s->probes)
+			if (d->probe == p && !tc.dp_pp)
+				tc.dp_pp = d->pp;
+		tc.abort = 0;
+		infer_stmt(&tc, p->body);
+	}
 	struct derived_probe *dp;
 	vec_foreach(struct derived_probe *, dp, &c->s->probes)
-		if (dp->point->condition)
+		if (dp->point->condition) {
+			tc.abort = 0;
 			infer(&tc, dp->point->condition, T_LONG);
+		}
 }
 
 static void check_decls(struct elab *c)

@@ -145,8 +145,8 @@ static void sorting(void)
 	{
 		struct _stp_map_iter *it = _stp_map_iter_start(m, 1, 1, STP_COUNT, 1, NULL, 0);
 		_stp_map_iter_next(it);
-		unit_check_str("iterator string key", _stp_map_iter_key_str(it, 1), "a");
-		unit_check_str("iterator string value", _stp_map_iter_val_str(it), "w");
+		unit_check_str("iterator string key", _stp_map_iter_key_str(it, 1), "c");
+		unit_check_str("iterator string value", _stp_map_iter_val_str(it), "z");
 		_stp_map_iter_end(it);
 	}
 	_stp_map_free(m);

@@ -1,0 +1,1018 @@
+/* The ptrace engine's core: sessions, processes and threads, launching and
+ * attaching, the wait-status dispatch, stopping every thread of a process,
+ * and detaching. Breakpoints are in ptrace_bkpt.c, memory in ptrace_mem.c,
+ * stepping in ptrace_step.c; doc/ptrace-quirks.md explains the why of the
+ * stranger parts.
+ *
+ * Every tracee is PTRACE_SEIZEd (never PTRACE_TRACEME/ATTACH), so
+ * PTRACE_INTERRUPT and PTRACE_LISTEN are available and group-stops show as
+ * PTRACE_EVENT_STOP. A thread is RUNNING (resumed by us, no stop seen since)
+ * or STOPPED; a STOPPED thread may carry a wait status not yet handled
+ * (has_status, in the session's pending queue): stopping a whole process
+ * collects other threads' events that way, to be handled afterwards. */
+#include "ptrace_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PT_OPTIONS                                                                       \
+	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |                \
+	 PTRACE_O_TRACEEXEC)
+
+int _stp_pt_debug_on;
+
+void _stp_pt_set_debug(int on)
+{
+	_stp_pt_debug_on = on;
+}
+
+void _stp_pt_msg(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	fprintf(stderr, "ptrace: %.*s", n, buf);
+}
+
+/* ---- threads and processes ---- */
+
+static unsigned tid_hash(pid_t tid)
+{
+	return (unsigned)tid % PT_TID_BUCKETS;
+}
+
+struct _stp_pt_thread *_stp_pt_find(struct _stp_pt_session *s, pid_t tid)
+{
+	for (struct _stp_pt_thread *t = s->tids[tid_hash(tid)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+static struct _stp_pt_thread *thread_new(struct _stp_pt_proc *p, pid_t tid)
+{
+	struct _stp_pt_thread *t = calloc(1, sizeof *t);
+	unsigned h = tid_hash(tid);
+
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->proc = p;
+	t->state = PT_RUNNING;
+	t->next = p->threads;
+	p->threads = t;
+	p->nthreads++;
+	t->hnext = p->s->tids[h];
+	p->s->tids[h] = t;
+	return t;
+}
+
+static void unqueue(struct _stp_pt_session *s, struct _stp_pt_thread *t)
+{
+	struct _stp_pt_thread **pp = &s->pending;
+
+	while (*pp && *pp != t)
+		pp = &(*pp)->pending_next;
+	if (*pp) {
+		*pp = t->pending_next;
+		if (s->pending_tail == &t->pending_next)
+			s->pending_tail = pp;
+	}
+	t->pending_next = NULL;
+	t->has_status = 0;
+}
+
+static void thread_free(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_proc *p = t->proc;
+	struct _stp_pt_session *s = p->s;
+
+	if (t->has_status)
+		unqueue(s, t);
+	for (struct _stp_pt_thread **pp = &s->tids[tid_hash(t->tid)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == t) {
+			*pp = t->hnext;
+			break;
+		}
+	for (struct _stp_pt_thread **pp = &p->threads; *pp; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	p->nthreads--;
+	_stp_pt_frames_clear(t);
+	free(t);
+}
+
+static struct _stp_pt_proc *proc_new(struct _stp_pt_session *s, pid_t pid)
+{
+	struct _stp_pt_proc *p = calloc(1, sizeof *p);
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->s = s;
+	p->follow = 1;
+	p->next = s->procs;
+	s->procs = p;
+	s->nprocs++;
+	return p;
+}
+
+static void proc_free(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+
+	while (p->threads)
+		thread_free(p->threads);
+	_stp_pt_mm_put(p->mm);
+	for (struct _stp_pt_proc **pp = &s->procs; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	s->nprocs--;
+	free(p);
+}
+
+static void queue_status(struct _stp_pt_thread *t, int st)
+{
+	struct _stp_pt_session *s = t->proc->s;
+
+	if (t->has_status) {
+		pt_debug("thread %d: status %#x lost to %#x", (int)t->tid, t->status, st);
+		t->status = st;
+		return;
+	}
+	t->status = st;
+	t->has_status = 1;
+	t->pending_next = NULL;
+	*s->pending_tail = t;
+	s->pending_tail = &t->pending_next;
+}
+
+static struct _stp_pt_thread *dequeue(struct _stp_pt_session *s)
+{
+	struct _stp_pt_thread *t = s->pending;
+
+	if (!t)
+		return NULL;
+	s->pending = t->pending_next;
+	if (!s->pending)
+		s->pending_tail = &s->pending;
+	t->pending_next = NULL;
+	return t;
+}
+
+/* ---- registers, memory ---- */
+
+int _stp_pt_fetch_regs(struct _stp_pt_thread *t)
+{
+	if (t->regs_valid)
+		return 0;
+	if (t->state != PT_STOPPED)
+		return -ESRCH;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+		return -errno;
+	t->regs_valid = 1;
+	return 0;
+}
+
+int _stp_pt_get_regs(struct _stp_pt_thread *t, struct user_regs_struct *r)
+{
+	int rc = _stp_pt_fetch_regs(t);
+
+	if (rc == 0)
+		*r = t->regs;
+	return rc;
+}
+
+int _stp_pt_set_regs(struct _stp_pt_thread *t, const struct user_regs_struct *r)
+{
+	int rc = _stp_pt_fetch_regs(t);
+
+	if (rc < 0)
+		return rc;
+	t->regs = *r;
+	t->regs_dirty = 1;
+	return 0;
+}
+
+int _stp_pt_read(struct _stp_pt_thread *t, uint64_t addr, void *buf, size_t len)
+{
+	return t->proc->mm ? _stp_pt_mm_read(t->proc->mm, addr, buf, len) : -ESRCH;
+}
+
+int _stp_pt_proc_read(struct _stp_pt_proc *p, uint64_t addr, void *buf, size_t len)
+{
+	return p->mm ? _stp_pt_mm_read(p->mm, addr, buf, len) : -ESRCH;
+}
+
+/* Call fn for every armed breakpoint in [addr, addr+len). */
+static void each_bk_in(struct pt_mm *mm, uint64_t addr, size_t len,
+		       void (*fn)(struct _stp_pt_bkpt *, uint8_t *, uint64_t), uint8_t *buf)
+{
+	if (len <= 64) {
+		for (size_t i = 0; i < len; i++) {
+			struct _stp_pt_bkpt *bk = _stp_pt_bk_find(mm, addr + i);
+			if (bk && bk->live)
+				fn(bk, buf, addr);
+		}
+		return;
+	}
+	for (int b = 0; b < PT_BK_BUCKETS; b++)
+		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next)
+			if (bk->live && bk->addr >= addr && bk->addr - addr < len)
+				fn(bk, buf, addr);
+}
+
+static void show_orig(struct _stp_pt_bkpt *bk, uint8_t *buf, uint64_t addr)
+{
+	buf[bk->addr - addr] = bk->orig;
+}
+
+int _stp_pt_read_code(struct _stp_pt_thread *t, uint64_t addr, void *buf, size_t len)
+{
+	int rc = _stp_pt_read(t, addr, buf, len);
+
+	if (rc == 0)
+		each_bk_in(t->proc->mm, addr, len, show_orig, buf);
+	return rc;
+}
+
+static void keep_int3(struct _stp_pt_bkpt *bk, uint8_t *buf, uint64_t addr)
+{
+	bk->orig = buf[bk->addr - addr];
+	buf[bk->addr - addr] = 0xcc;
+}
+
+int _stp_pt_write(struct _stp_pt_thread *t, uint64_t addr, const void *buf, size_t len)
+{
+	struct pt_mm *mm = t->proc->mm;
+	uint8_t small[64], *copy = small;
+	int rc;
+
+	if (!mm)
+		return -ESRCH;
+	if (len > sizeof small && !(copy = malloc(len)))
+		return -ENOMEM;
+	memcpy(copy, buf, len);
+	each_bk_in(mm, addr, len, keep_int3, copy);
+	rc = _stp_pt_mm_write(mm, addr, copy, len);
+	if (copy != small)
+		free(copy);
+	return rc;
+}
+
+/* ---- resuming ---- */
+
+void _stp_pt_resume_thread(struct _stp_pt_thread *t)
+{
+	enum __ptrace_request req = PTRACE_CONT;
+	int sig = t->resume_sig;
+
+	if (t->state != PT_STOPPED || t->has_status || t->proc->hold || t->proc->stopping)
+		return;
+	if (t->regs_dirty) {
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
+			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
+		t->regs_dirty = 0;
+	}
+	if (t->group_stop) {
+		req = PTRACE_LISTEN;
+		sig = 0;
+	} else if (t->ool_active || t->step_mode == _STP_PT_STEP_INSN) {
+		req = PTRACE_SINGLESTEP;
+	} else if (t->step_mode == _STP_PT_STEP_BLOCK) {
+		req = PTRACE_SINGLEBLOCK;
+	}
+	t->resume_sig = 0;
+	t->regs_valid = 0;
+	t->state = PT_RUNNING;
+	if (ptrace(req, t->tid, 0, (long)sig) < 0 && errno != ESRCH)
+		pt_debug("resume %d: %s", (int)t->tid, strerror(errno));
+	/* ESRCH: killed meanwhile; its exit will be reported */
+}
+
+int _stp_pt_resume(struct _stp_pt_proc *p)
+{
+	p->hold = 0;
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
+		_stp_pt_resume_thread(t);
+	return 0;
+}
+
+/* ---- events ---- */
+
+static pid_t read_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static void unpark(struct _stp_pt_session *s, struct _stp_pt_thread *t)
+{
+	for (struct pt_parked **pp = &s->parked; *pp; pp = &(*pp)->next) {
+		if ((*pp)->tid == t->tid) {
+			struct pt_parked *k = *pp;
+			*pp = k->next;
+			t->state = PT_STOPPED;
+			queue_status(t, k->status);
+			free(k);
+			return;
+		}
+	}
+}
+
+static void park(struct _stp_pt_session *s, pid_t tid, int st)
+{
+	struct pt_parked *k = malloc(sizeof *k);
+
+	if (!k)
+		return;
+	k->tid = tid;
+	k->status = st;
+	k->next = s->parked;
+	s->parked = k;
+}
+
+/* PTRACE_EVENT_FORK/VFORK/CLONE in thread t: the child is already traced
+ * (the options are inherited) and will report its first stop. */
+static void ev_child(struct _stp_pt_thread *t, int ev)
+{
+	struct _stp_pt_session *s = t->proc->s;
+	struct _stp_pt_proc *parent = t->proc, *cp;
+	struct _stp_pt_thread *nt;
+	unsigned long msg = 0;
+
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0 || msg == 0)
+		return;
+	if (ev == PTRACE_EVENT_CLONE && read_tgid((pid_t)msg) != parent->pid &&
+	    read_tgid((pid_t)msg) != -1)
+		ev = PTRACE_EVENT_FORK; /* clone() of a process, not a thread */
+	if (ev == PTRACE_EVENT_CLONE) {
+		nt = thread_new(parent, (pid_t)msg);
+		if (!nt)
+			return;
+		nt->new_thread = 1;
+		unpark(s, nt);
+		pt_debug("thread %d: new thread %d", (int)t->tid, (int)nt->tid);
+		return;
+	}
+	cp = proc_new(s, (pid_t)msg);
+	if (!cp)
+		return;
+	cp->follow = (s->options & _STP_PT_FOLLOW_FORK) && parent->follow && !s->detaching;
+	if (ev == PTRACE_EVENT_VFORK && parent->mm) {
+		/* shares the parent's memory until exec: traced until then */
+		cp->mm = parent->mm;
+		parent->mm->refs++;
+		cp->release_on_exec = !cp->follow;
+	} else if (parent->mm) {
+		cp->mm = _stp_pt_mm_copy(parent->mm, cp->pid);
+	}
+	nt = thread_new(cp, cp->pid);
+	if (!nt)
+		return;
+	nt->new_thread = 1;
+	if (cp->mm && (cp->follow || cp->release_on_exec))
+		_stp_pt_frames_copy(nt, t);
+	pt_debug("%d: new process %d (%s, %s)", (int)t->tid, (int)cp->pid,
+		 ev == PTRACE_EVENT_VFORK ? "vfork" : "fork", cp->follow ? "followed" : "released");
+	unpark(s, nt);
+	if (cp->follow && s->cb.fork)
+		s->cb.fork(t, cp, s->user);
+}
+
+/* Give a process back: every int3 out of its memory (unless another
+ * traced process shares it), then PTRACE_DETACH each (stopped) thread. */
+static void release(struct _stp_pt_proc *p)
+{
+	if (p->mm && p->mm->refs == 1)
+		_stp_pt_mm_remove_all(p->mm);
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
+		if (t->ool_active)
+			_stp_pt_ool_finish(t);
+		if (t->regs_dirty && ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
+			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
+		if (ptrace(PTRACE_DETACH, t->tid, 0, (long)t->resume_sig) < 0)
+			pt_debug("DETACH %d: %s", (int)t->tid, strerror(errno));
+		else
+			pt_debug("detached %d%s", (int)t->tid, t->group_stop ? " (stopped)" : "");
+	}
+	proc_free(p);
+}
+
+static void ev_exec(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_proc *p = t->proc;
+	struct _stp_pt_session *s = p->s;
+	struct _stp_pt_thread *o, *next;
+
+	/* the other threads are gone; if a non-leader exec'd, it now has the
+	 * leader's tid, and the leader's record is reused */
+	for (o = p->threads; o; o = next) {
+		next = o->next;
+		if (o != t)
+			thread_free(o);
+	}
+	_stp_pt_frames_clear(t);
+	t->ool_active = 0;
+	t->step_mode = _STP_PT_STEP_NONE;
+	_stp_pt_mm_put(p->mm);
+	p->mm = NULL;
+	if (p->release_on_exec) {
+		if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0)
+			pt_debug("DETACH %d: %s", (int)t->tid, strerror(errno));
+		proc_free(p);
+		return;
+	}
+	p->mm = _stp_pt_mm_new(p->pid);
+	pt_debug("%d: exec", (int)p->pid);
+	if (p->follow && !s->detaching && s->cb.exec)
+		s->cb.exec(t, s->user);
+}
+
+static int is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void handle_trap(struct _stp_pt_thread *t)
+{
+	siginfo_t si;
+	struct _stp_pt_bkpt *bk;
+
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || _stp_pt_fetch_regs(t) < 0)
+		return;
+	if (si.si_code == SI_KERNEL && t->proc->mm &&
+	    (bk = _stp_pt_bk_find(t->proc->mm, t->regs.rip - 1))) {
+		if (!t->proc->follow && bk->live) {
+			/* a vfork child we do not follow: no handlers */
+			struct _stp_pt_probe *keep = bk->probes;
+			int refs = bk->ret_refs;
+			bk->probes = NULL;
+			bk->ret_refs = 0;
+			_stp_pt_bk_hit(t, bk);
+			bk->probes = keep;
+			bk->ret_refs = refs;
+		} else {
+			_stp_pt_bk_hit(t, bk);
+		}
+		return;
+	}
+	if (t->ool_active) {
+		_stp_pt_ool_finish(t);
+		if (t->step_mode)
+			_stp_pt_step_trap(t);
+		return;
+	}
+	if (t->step_mode && si.si_code > 0 && si.si_code != SI_KERNEL) {
+		_stp_pt_step_trap(t);
+		return;
+	}
+	t->resume_sig = SIGTRAP; /* not ours */
+}
+
+static void thread_gone(struct _stp_pt_thread *t, int st)
+{
+	struct _stp_pt_proc *p = t->proc;
+	struct _stp_pt_session *s = p->s;
+
+	if (t->tid == p->pid) {
+		p->leader_status = st;
+		p->leader_gone = 1;
+	}
+	if (s->cb.thread_exit && p->follow)
+		s->cb.thread_exit(t, st, s->user);
+	thread_free(t);
+	if (p->nthreads == 0) {
+		pt_debug("%d: ended (status %#x)", (int)p->pid, p->leader_gone ? p->leader_status : st);
+		if (s->cb.proc_exit && p->follow)
+			s->cb.proc_exit(p, p->leader_gone ? p->leader_status : st, s->user);
+		proc_free(p);
+	}
+}
+
+/* A stop of t, not collected by a stop-all. */
+static void process_stop(struct _stp_pt_thread *t, int st)
+{
+	struct _stp_pt_proc *p = t->proc;
+	struct _stp_pt_session *s = p->s;
+	int ev = (unsigned)st >> 16, sig = WSTOPSIG(st);
+
+	s->stats.stops++;
+	t->state = PT_STOPPED;
+	t->regs_valid = 0;
+	if (t->new_thread && ev == PTRACE_EVENT_STOP) {
+		t->new_thread = 0;
+		if (!p->follow && !p->release_on_exec) {
+			/* a fork child we do not follow: clean its copy, let go */
+			release(p);
+			return;
+		}
+		if (s->cb.thread_start && p->follow && !s->detaching && t->tid != p->pid)
+			s->cb.thread_start(t, s->user);
+		_stp_pt_resume_thread(t);
+		return;
+	}
+	switch (ev) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		ev_child(t, ev);
+		break;
+	case PTRACE_EVENT_EXEC:
+		ev_exec(t);
+		if (!_stp_pt_find(s, p->pid))
+			return; /* released at exec */
+		break;
+	case PTRACE_EVENT_STOP:
+		t->group_stop = is_stop_sig(sig);
+		break;
+	case 0:
+		t->group_stop = 0;
+		if (sig == SIGTRAP) {
+			handle_trap(t);
+		} else {
+			if (t->ool_active)
+				_stp_pt_ool_finish(t);
+			t->resume_sig = sig;
+			if (_stp_pt_debug_on && _stp_pt_fetch_regs(t) == 0)
+				pt_debug("thread %d: signal %d at %#llx", (int)t->tid, sig,
+					 t->regs.rip);
+		}
+		break;
+	default:
+		break;
+	}
+	_stp_pt_resume_thread(t);
+}
+
+static void handle_status(struct _stp_pt_thread *t, int st)
+{
+	if (WIFSTOPPED(st))
+		process_stop(t, st);
+	else
+		thread_gone(t, st);
+}
+
+/* A wait status from waitpid. While a stop-all is in progress, or for a
+ * thread that is not ours yet, it is only recorded. */
+static void on_wait(struct _stp_pt_session *s, pid_t pid, int st)
+{
+	struct _stp_pt_thread *t = _stp_pt_find(s, pid);
+
+	if (!t) {
+		if (WIFSTOPPED(st)) {
+			park(s, pid, st); /* a new child before its parent's event */
+		} else {
+			for (struct pt_parked **pp = &s->parked; *pp; pp = &(*pp)->next)
+				if ((*pp)->tid == pid) {
+					struct pt_parked *k = *pp;
+					*pp = k->next;
+					free(k);
+					break;
+				}
+			if (s->cb.other_exit)
+				s->cb.other_exit(pid, st, s->user);
+		}
+		return;
+	}
+	t->state = PT_STOPPED;
+	if (WIFSTOPPED(st) && t->interrupt_pending) {
+		t->interrupt_pending = 0;
+		if (t->proc->stopping && (st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
+		    !t->new_thread)
+			return; /* the stop we asked for */
+	}
+	if (t->proc->stopping || t->has_status) {
+		queue_status(t, st);
+		return;
+	}
+	handle_status(t, st);
+}
+
+int _stp_pt_dispatch(struct _stp_pt_session *s)
+{
+	int n = 0, st;
+	pid_t pid;
+	struct _stp_pt_thread *t;
+
+	for (;;) {
+		if ((t = dequeue(s))) {
+			if (t->has_status) {
+				t->has_status = 0;
+				handle_status(t, t->status);
+				n++;
+			}
+			continue;
+		}
+		pid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (pid <= 0)
+			break;
+		on_wait(s, pid, st);
+		n++;
+	}
+	return n;
+}
+
+int _stp_pt_wait(struct _stp_pt_session *s, int timeout_ms)
+{
+	int n = _stp_pt_dispatch(s), st;
+	struct timespec ms = { 0, 1000000 };
+	pid_t pid;
+
+	if (n > 0 || timeout_ms == 0)
+		return n;
+	if (timeout_ms > 0) {
+		/* a crude wait; a real loop polls a SIGCHLD signalfd instead */
+		while (timeout_ms-- > 0) {
+			if ((n = _stp_pt_dispatch(s)) > 0)
+				return n;
+			if (nanosleep(&ms, NULL) < 0 && errno == EINTR)
+				return -EINTR;
+		}
+		return 0;
+	}
+	pid = waitpid(-1, &st, __WALL);
+	if (pid < 0)
+		return -errno;
+	on_wait(s, pid, st);
+	return 1 + _stp_pt_dispatch(s);
+}
+
+int _stp_pt_active(const struct _stp_pt_session *s)
+{
+	return s->nprocs;
+}
+
+/* ---- stopping every thread of a process ---- */
+
+static int any_running(struct _stp_pt_proc *p)
+{
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
+		if (t->state == PT_RUNNING)
+			return 1;
+	return 0;
+}
+
+/* Interrupt every running thread of p and wait until all are stopped;
+ * their events are queued, not handled. Ends with _stp_pt_stop_all_end. */
+int _stp_pt_stop_all(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+	int st;
+	pid_t pid;
+
+	p->stopping++;
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
+		if (t->state != PT_RUNNING || t->interrupt_pending || t->new_thread)
+			continue;
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			t->interrupt_pending = 1;
+	}
+	while (any_running(p)) {
+		pid = waitpid(-1, &st, __WALL);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		on_wait(s, pid, st);
+	}
+	return 0;
+}
+
+void _stp_pt_stop_all_end(struct _stp_pt_proc *p)
+{
+	if (--p->stopping > 0)
+		return;
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
+		_stp_pt_resume_thread(t);
+}
+
+/* ---- launching and attaching ---- */
+
+struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, void *user,
+					      int options)
+{
+	struct _stp_pt_session *s = calloc(1, sizeof *s);
+
+	if (!s)
+		return NULL;
+	if (cb)
+		s->cb = *cb;
+	s->user = user;
+	s->options = options;
+	s->pending_tail = &s->pending;
+	if (getenv("STAP_PTRACE_DEBUG"))
+		_stp_pt_debug_on = 1;
+	return s;
+}
+
+void _stp_pt_session_free(struct _stp_pt_session *s)
+{
+	if (!s)
+		return;
+	_stp_pt_detach_all(s);
+	while (s->parked) {
+		struct pt_parked *k = s->parked->next;
+		free(s->parked);
+		s->parked = k;
+	}
+	free(s);
+}
+
+int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt_proc **out)
+{
+	struct _stp_pt_proc *p;
+	struct _stp_pt_thread *t;
+	int st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		/* wait for the tracer to seize us, then become the program */
+		raise(SIGSTOP);
+		if (s->options & _STP_PT_SHELL)
+			execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
+		else
+			execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -ECHILD;
+	}
+	if (ptrace(PTRACE_SEIZE, pid, 0, PT_OPTIONS | PTRACE_O_EXITKILL) < 0) {
+		int e = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -e;
+	}
+	p = proc_new(s, pid);
+	if (!p || !(t = thread_new(p, pid)) || !(p->mm = _stp_pt_mm_new(pid))) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		if (p)
+			proc_free(p);
+		return -ENOMEM;
+	}
+	p->hold = 1;
+	kill(pid, SIGCONT);
+	/* until the exec: the seize's stop, SIGCONT, then the program */
+	for (;;) {
+		if (waitpid(pid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!WIFSTOPPED(st)) {
+			thread_gone(t, st);
+			return -ENOEXEC;
+		}
+		if ((st >> 16) == PTRACE_EVENT_EXEC) {
+			t->state = PT_STOPPED;
+			process_stop(t, st);
+			break;
+		}
+		s->stats.stops++;
+		ptrace(PTRACE_CONT, pid, 0,
+		       (long)((st >> 16) == 0 && WSTOPSIG(st) != SIGSTOP ? WSTOPSIG(st) : 0));
+	}
+	pt_debug("launched %s as %d", argv[0], (int)pid);
+	if (out)
+		*out = p;
+	return 0;
+}
+
+int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **out)
+{
+	struct _stp_pt_proc *p;
+	char path[64];
+	int added, rc;
+
+	if (pid <= 0 || _stp_pt_find(s, pid))
+		return -EINVAL;
+	p = proc_new(s, pid);
+	if (!p)
+		return -ENOMEM;
+	p->hold = 1;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	/* threads may be created while we go: scan until nothing is new */
+	do {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		added = 0;
+		if (!d) {
+			rc = -errno;
+			goto fail;
+		}
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			struct _stp_pt_thread *t;
+
+			if (tid <= 0 || _stp_pt_find(s, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, PT_OPTIONS) < 0) {
+				if (tid == pid) {
+					rc = -errno;
+					closedir(d);
+					goto fail;
+				}
+				continue; /* gone, or already ours by TRACECLONE */
+			}
+			if (!(t = thread_new(p, tid))) {
+				closedir(d);
+				rc = -ENOMEM;
+				goto fail;
+			}
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0)
+				t->interrupt_pending = 1;
+			added++;
+		}
+		closedir(d);
+	} while (added);
+	if (!(p->mm = _stp_pt_mm_new(pid))) {
+		rc = -EACCES;
+		goto fail;
+	}
+	if ((rc = _stp_pt_stop_all(p)) < 0)
+		goto fail;
+	_stp_pt_stop_all_end(p); /* held: stays stopped */
+	pt_debug("attached to %d (%d threads)", (int)pid, p->nthreads);
+	if (out)
+		*out = p;
+	return 0;
+fail:
+	_stp_pt_detach(p);
+	return rc;
+}
+
+/* ---- detaching ---- */
+
+/* Handle queued statuses of p's threads the detach way: no handlers; a
+ * breakpoint hit is rewound, a signal is kept for delivery at detach. */
+static int drain_for_detach(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+	struct _stp_pt_thread *t, *next;
+	pid_t pid = p->pid;
+	int more = 0;
+
+	for (t = p->threads; t; t = next) {
+		int st, ev, sig;
+
+		next = t->next;
+		if (!t->has_status)
+			continue;
+		st = t->status;
+		unqueue(s, t);
+		if (!WIFSTOPPED(st)) {
+			int last = p->nthreads == 1;
+			thread_gone(t, st);
+			if (last)
+				return -ESRCH;
+			return 1; /* the list changed: start over */
+		}
+		ev = (unsigned)st >> 16;
+		sig = WSTOPSIG(st);
+		t->regs_valid = 0;
+		if (t->new_thread && ev == PTRACE_EVENT_STOP) {
+			t->new_thread = 0;
+		} else if (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK ||
+			   ev == PTRACE_EVENT_CLONE) {
+			ev_child(t, ev);
+			more = 1;
+		} else if (ev == PTRACE_EVENT_EXEC) {
+			ev_exec(t);
+			if (!_stp_pt_find(s, pid))
+				return -ESRCH;
+			return 1;
+		} else if (ev == PTRACE_EVENT_STOP) {
+			t->group_stop = is_stop_sig(sig);
+		} else if (ev == 0 && sig == SIGTRAP) {
+			handle_trap(t); /* detaching: hits are rewound */
+		} else if (ev == 0) {
+			if (t->ool_active)
+				_stp_pt_ool_finish(t);
+			t->resume_sig = sig;
+		}
+	}
+	return more;
+}
+
+int _stp_pt_detach(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+	int rc;
+
+	if (s->in_handler)
+		return -EBUSY;
+	s->detaching++;
+	p->hold = 1;
+	for (int round = 0; round < 100; round++) {
+		if ((rc = _stp_pt_stop_all(p)) < 0)
+			break;
+		p->stopping--;
+		rc = drain_for_detach(p);
+		if (rc == -ESRCH) {
+			s->detaching--;
+			return 0; /* gone meanwhile */
+		}
+		if (rc == 0 && !any_running(p))
+			break;
+	}
+	release(p);
+	s->detaching--;
+	return 0;
+}
+
+int _stp_pt_detach_all(struct _stp_pt_session *s)
+{
+	/* children found while detaching join the list, and are detached in
+	 * turn (their memory cleaned) */
+	for (int guard = 0; s->procs && guard < 10000; guard++)
+		_stp_pt_detach(s->procs);
+	return 0;
+}
+
+/* ---- accessors ---- */
+
+pid_t _stp_pt_tid(const struct _stp_pt_thread *t)
+{
+	return t->tid;
+}
+
+pid_t _stp_pt_pid(const struct _stp_pt_thread *t)
+{
+	return t->proc->pid;
+}
+
+struct _stp_pt_proc *_stp_pt_thread_proc(struct _stp_pt_thread *t)
+{
+	return t->proc;
+}
+
+pid_t _stp_pt_proc_pid(const struct _stp_pt_proc *p)
+{
+	return p->pid;
+}
+
+uint64_t _stp_pt_probe_point(const struct _stp_pt_thread *t)
+{
+	return t->probe_point;
+}
+
+void **_stp_pt_thread_user(struct _stp_pt_thread *t)
+{
+	return &t->user;
+}
+
+void **_stp_pt_proc_user(struct _stp_pt_proc *p)
+{
+	return &p->user;
+}
+
+void *_stp_pt_session_user(struct _stp_pt_session *s)
+{
+	return s->user;
+}
+
+void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st)
+{
+	*st = s->stats;
+}

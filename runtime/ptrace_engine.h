@@ -1,0 +1,182 @@
+/* The ptrace engine: runs probes in user-space processes from the tracer.
+ *
+ * A session traces processes that it launched (_stp_pt_launch) or attached
+ * to (_stp_pt_attach), with every thread of every traced process, and the
+ * children they fork, vfork or clone. Clients put probes (int3 breakpoints)
+ * at addresses; when a thread hits one, the engine calls the probe's
+ * handler with that thread stopped; the handler reads and writes registers
+ * and memory through the functions below. The probed instruction is then
+ * emulated in the tracer (common function-entry instructions, branches) or
+ * executed out of line in a scratch page of the target, so the breakpoint
+ * stays in place under running threads and a hit usually costs one ptrace
+ * stop.
+ *
+ * Everything is per session; a thread's context (struct _stp_pt_thread) is
+ * the first argument of the calls that act on one thread. Functions return
+ * 0 or a negative errno value and never exit the process.
+ *
+ * The event loop. The engine reaps events with waitpid(-1, __WALL), so it
+ * owns every child of the tracer process (a child it does not know is
+ * reported through the `other_exit` callback). A client loop either
+ *   - calls _stp_pt_wait(s, -1) (blocks in waitpid until one event; a signal
+ *     handler installed without SA_RESTART interrupts it with -EINTR), or
+ *   - watches SIGCHLD (a signalfd, as runtime/run.c does) and calls
+ *     _stp_pt_dispatch(s) after each SIGCHLD; dispatch never blocks.
+ * Handlers run inside those calls. _stp_pt_active() says whether anything
+ * is still traced. _stp_pt_detach_all() ends tracing at any moment outside
+ * a handler (on SIGINT, on error, at the end), leaving every process as it
+ * was: breakpoints removed, registers of threads caught in the middle of a
+ * displaced instruction restored, threads detached and running (or still
+ * stopped if the process was stopped by a signal, as before).
+ */
+#ifndef STP_PTRACE_ENGINE_H
+#define STP_PTRACE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct _stp_pt_session;
+struct _stp_pt_proc;   /* one traced process (thread group) */
+struct _stp_pt_thread; /* one traced thread */
+struct _stp_pt_probe;  /* one probe at one address of one process */
+
+/* What a probe handler returns: 0, or a negative errno (counted in the
+ * session's error count; the thread resumes all the same). */
+typedef int (*_stp_pt_handler)(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);
+
+/* Per-stop callback of single-step / single-block mode (_stp_pt_step_mode). */
+typedef void (*_stp_pt_step_fn)(struct _stp_pt_thread *t, void *data);
+
+struct _stp_pt_callbacks {
+	/* A process image was loaded by exec (also the first exec of a launched
+	 * command: `sh -c` gives two). Every probe of the process is gone; the
+	 * thread is stopped before the new program's first instruction, so the
+	 * client places probes again here. */
+	void (*exec)(struct _stp_pt_thread *t, void *user);
+	/* A new traced process (a followed fork/vfork child), stopped before it
+	 * runs; it already has copies of its parent's probes. */
+	void (*fork)(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user);
+	/* A new thread, stopped before it runs. */
+	void (*thread_start)(struct _stp_pt_thread *t, void *user);
+	/* A thread is gone (status as waitpid gives it). */
+	void (*thread_exit)(struct _stp_pt_thread *t, int status, void *user);
+	/* A traced process has ended; status as waitpid gives it. */
+	void (*proc_exit)(struct _stp_pt_proc *p, int status, void *user);
+	/* A child of the tracer that is not traced has ended (already reaped). */
+	void (*other_exit)(pid_t pid, int status, void *user);
+};
+
+/* Options of a session. */
+enum {
+	_STP_PT_FOLLOW_FORK = 1, /* trace fork/vfork children (else clean and
+				  * release them: their copy of memory gets
+				  * every breakpoint removed) */
+	_STP_PT_SHELL = 2,       /* _stp_pt_launch runs argv[0] via /bin/sh -c */
+};
+
+struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, void *user,
+					      int options);
+/* Detaches everything still traced, then frees. */
+void _stp_pt_session_free(struct _stp_pt_session *s);
+
+/* Start a command, traced, stopped before the first instruction of the
+ * program (the exec callback has run). Its threads stay stopped until
+ * _stp_pt_resume(). The target dies with the tracer (PTRACE_O_EXITKILL).
+ * argv is NULL-terminated; with _STP_PT_SHELL argv[0] is a shell command. */
+int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt_proc **out);
+/* Attach to a running process and all its threads (also those created
+ * while attaching); all stopped on return, until _stp_pt_resume(). */
+int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **out);
+/* Let the threads of a process run (after launch or attach). */
+int _stp_pt_resume(struct _stp_pt_proc *p);
+
+/* Handle every event waiting now (never blocks). Returns the number of
+ * events handled or a negative errno. */
+int _stp_pt_dispatch(struct _stp_pt_session *s);
+/* Handle events, waiting up to timeout_ms (-1: until at least one; 0: do
+ * not wait). Returns the number handled (0 on timeout), -EINTR when a
+ * signal interrupted the wait, -ECHILD when nothing is traced. */
+int _stp_pt_wait(struct _stp_pt_session *s, int timeout_ms);
+/* Number of traced processes. */
+int _stp_pt_active(const struct _stp_pt_session *s);
+
+/* Stop tracing: remove every breakpoint and detach every thread of one
+ * process, or of all. Call outside handlers (from the loop). */
+int _stp_pt_detach(struct _stp_pt_proc *p);
+int _stp_pt_detach_all(struct _stp_pt_session *s);
+
+/* Probes. `entry` runs when a thread reaches addr (NULL: none). `ret`, if
+ * not NULL, makes addr a function entry with a return probe: when the
+ * function returns to its caller, `ret` runs at the return address
+ * (matched by stack pointer; frames left by longjmp or exceptions are
+ * dropped). Several probes may share an address. Placing a probe does not
+ * need the process stopped. */
+int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler entry,
+		      _stp_pt_handler ret, void *data, struct _stp_pt_probe **out);
+/* Remove one probe (stops the process's other threads briefly). */
+int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr);
+uint64_t _stp_pt_probe_addr(const struct _stp_pt_probe *pr);
+/* Number of times the probe's entry (resp. return) fired. */
+uint64_t _stp_pt_probe_hits(const struct _stp_pt_probe *pr);
+uint64_t _stp_pt_probe_returns(const struct _stp_pt_probe *pr);
+
+/* In a return probe: the frame's stack pointer after return (the entry
+ * RSP+8) and a per-frame word the entry handler may set (for @entry). In
+ * an entry handler of a probe with `ret`, _stp_pt_frame_data points at the
+ * word of the frame being entered. NULL elsewhere. */
+uint64_t *_stp_pt_frame_data(struct _stp_pt_thread *t);
+
+/* Thread context, valid while the thread is stopped (in handlers). */
+pid_t _stp_pt_tid(const struct _stp_pt_thread *t);
+pid_t _stp_pt_pid(const struct _stp_pt_thread *t);
+struct _stp_pt_proc *_stp_pt_thread_proc(struct _stp_pt_thread *t);
+pid_t _stp_pt_proc_pid(const struct _stp_pt_proc *p);
+/* The address of the probe point being handled (the breakpoint address,
+ * or the return address in a return probe). */
+uint64_t _stp_pt_probe_point(const struct _stp_pt_thread *t);
+int _stp_pt_get_regs(struct _stp_pt_thread *t, struct user_regs_struct *r);
+int _stp_pt_set_regs(struct _stp_pt_thread *t, const struct user_regs_struct *r);
+/* Target memory. Return 0, or -EFAULT when any byte is not accessible.
+ * Reads see the program's bytes (0xcc where a breakpoint is), except
+ * _stp_pt_read_code, which shows the original bytes under breakpoints.
+ * Writes go through page protections (code too) and keep breakpoints. */
+int _stp_pt_read(struct _stp_pt_thread *t, uint64_t addr, void *buf, size_t len);
+int _stp_pt_read_code(struct _stp_pt_thread *t, uint64_t addr, void *buf, size_t len);
+int _stp_pt_write(struct _stp_pt_thread *t, uint64_t addr, const void *buf, size_t len);
+/* The same for a process when no thread is at hand (e.g. after attach). */
+int _stp_pt_proc_read(struct _stp_pt_proc *p, uint64_t addr, void *buf, size_t len);
+
+/* Client data of a thread, a process and the session. */
+void **_stp_pt_thread_user(struct _stp_pt_thread *t);
+void **_stp_pt_proc_user(struct _stp_pt_proc *p);
+void *_stp_pt_session_user(struct _stp_pt_session *s);
+
+/* Single-step (each instruction) or single-block (each taken branch where
+ * the processor honours BTF) one thread: from its next resume on, every
+ * trap calls fn(t, data) with the thread stopped. _STP_PT_STEP_NONE stops.
+ * Breakpoints keep working in that thread (the step callback also runs for
+ * the instruction displaced by a breakpoint). */
+enum { _STP_PT_STEP_NONE, _STP_PT_STEP_INSN, _STP_PT_STEP_BLOCK };
+int _stp_pt_step_mode(struct _stp_pt_thread *t, int mode, _stp_pt_step_fn fn, void *data);
+/* Self-test: does PTRACE_SINGLEBLOCK stop only at taken branches here?
+ * 1 yes, 0 no (it steps every instruction: common in virtual machines),
+ * negative errno if it could not be found out. Forks a short-lived child. */
+int _stp_pt_blockstep_honoured(void);
+
+/* Counters of a session, for the end-of-run report. */
+struct _stp_pt_stats {
+	uint64_t stops;     /* ptrace stops handled */
+	uint64_t hits;      /* entry probe hits */
+	uint64_t returns;   /* return probe hits */
+	uint64_t emulated;  /* displaced instructions emulated */
+	uint64_t stepped;   /* displaced instructions run out of line */
+	uint64_t errors;    /* handler errors and engine failures */
+};
+void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st);
+
+/* Debug messages on stderr ("ptrace: ..."), off by default. */
+void _stp_pt_set_debug(int on);
+
+#endif

@@ -1,0 +1,97 @@
+/* Single-step and single-block mode for one thread (the dynamic call
+ * graph's blockstep mechanism builds on this), and the self-test telling
+ * whether PTRACE_SINGLEBLOCK really stops only at taken branches (the x86
+ * BTF bit; many hypervisors ignore it and the CPU then traps after every
+ * instruction, which is still correct, only slower). */
+#include "ptrace_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int _stp_pt_step_mode(struct _stp_pt_thread *t, int mode, _stp_pt_step_fn fn, void *data)
+{
+	if (mode != _STP_PT_STEP_NONE && mode != _STP_PT_STEP_INSN && mode != _STP_PT_STEP_BLOCK)
+		return -EINVAL;
+	if (mode != _STP_PT_STEP_NONE && !fn)
+		return -EINVAL;
+	t->step_mode = mode;
+	t->step_fn = fn;
+	t->step_data = data;
+	return 0;
+}
+
+/* A step trap of t (in step mode): report it. */
+int _stp_pt_step_trap(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_session *s = t->proc->s;
+
+	if (!t->step_mode || !t->step_fn)
+		return 0;
+	t->probe_point = t->regs_valid ? t->regs.rip : 0;
+	s->in_handler = 1;
+	t->step_fn(t, t->step_data);
+	s->in_handler = 0;
+	return 0;
+}
+
+/* 32 nops and 3 taken jumps, then an int3: 36 instructions, 3 branches. */
+__asm__(".pushsection .text\n"
+	".globl _stp_pt_btf_seq\n"
+	".hidden _stp_pt_btf_seq\n"
+	".type _stp_pt_btf_seq, @function\n"
+	"_stp_pt_btf_seq:\n"
+	".rept 8\n nop\n.endr\n jmp 1f\n1:\n"
+	".rept 8\n nop\n.endr\n jmp 2f\n2:\n"
+	".rept 8\n nop\n.endr\n jmp 3f\n3:\n"
+	".rept 8\n nop\n.endr\n int3\n"
+	".globl _stp_pt_btf_end\n"
+	".hidden _stp_pt_btf_end\n"
+	"_stp_pt_btf_end:\n"
+	" ret\n"
+	".popsection\n");
+extern const char _stp_pt_btf_seq[] __attribute__((visibility("hidden")));
+extern const char _stp_pt_btf_end[] __attribute__((visibility("hidden")));
+
+int _stp_pt_blockstep_honoured(void)
+{
+	struct user_regs_struct r;
+	int st, stops = 0, rc = -EIO;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+		goto out;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
+		goto out;
+	r.rip = (uint64_t)(uintptr_t)_stp_pt_btf_seq;
+	if (ptrace(PTRACE_SETREGS, pid, 0, &r) < 0)
+		goto out;
+	while (stops < 200) {
+		if (ptrace(PTRACE_SINGLEBLOCK, pid, 0, 0) < 0 || waitpid(pid, &st, __WALL) < 0 ||
+		    !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+			goto out;
+		stops++;
+		if (ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
+			goto out;
+		if (r.rip == (uint64_t)(uintptr_t)_stp_pt_btf_end)
+			break;
+	}
+	/* honoured: a stop after each of the 3 jumps and the int3 */
+	rc = stops <= 8;
+	pt_debug("blockstep self-test: %d stops over 36 instructions: %s", stops,
+		 rc ? "BTF honoured" : "every instruction traps");
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, __WALL);
+	return rc;
+}

@@ -1,0 +1,79 @@
+/* Run-time symbolization of addresses in a traced process, and unwinding
+ * of a ptrace-stopped thread, through libdwfl's linux-proc support.
+ *
+ * One _stp_symtab per traced process (per exec image: call
+ * _stp_sym_reset after exec). Lookups are cached per address; the cache
+ * and the module list are refreshed when the engine reports an unmapped
+ * range (munmap, dlclose) and, once per address, when an address falls in
+ * no known module (a library mapped since the last refresh).
+ *
+ * Formats (SystemTap's, and issue 4's call-graph names):
+ *   usymdata   "name+0xOFF/0xSIZE [module]"; "0xOFF/0xMODSIZE [module]"
+ *              when only the module is known; "0xADDR" otherwise
+ *   usymname   "name", or "0xADDR" when no symbol covers it
+ *   umodname   module basename, or "<unknown>"
+ *   cg name    "name" / "name+0xOFF" in the main executable,
+ *              "name [libc.so.6]" / "name+0xOFF [libc.so.6]" elsewhere,
+ *              "libfoo.so+0x1a2b" (ELF vaddr) with no symbol, "0x7f12345000"
+ *              in no module.
+ * C++ names are demangled (when libstdc++ can be loaded); a "NAME.cold"
+ * part is reported as NAME when NAME is in the same module.
+ *
+ * Never exits; returns -1 (or a fallback text) on failure. Not
+ * thread-safe: the tracer calls it from its one handler thread. */
+#ifndef STP_SYMBOLS_H
+#define STP_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct _stp_symtab;
+
+struct _stp_syminfo {
+	uint64_t addr;
+	const char *module;  /* basename of the module, NULL: in no module */
+	const char *modpath; /* its path as mapped */
+	uint64_t modstart, modend; /* its address range in the process */
+	uint64_t modoff;     /* addr as an ELF vaddr of the module */
+	int is_main;         /* the main executable */
+	const char *name;    /* function (demangled), NULL if unknown */
+	uint64_t symaddr;    /* start of that function */
+	uint64_t offset;     /* addr - symaddr */
+	uint64_t size;       /* the function's size (0 if unknown) */
+	const char *file;    /* source file, NULL without debug info */
+	int line;            /* 0 if unknown */
+};
+
+struct _stp_symtab *_stp_sym_open(pid_t pid);
+void _stp_sym_close(struct _stp_symtab *st);
+
+/* The main executable's path (for is_main); by default /proc/PID/exe. */
+void _stp_sym_set_main(struct _stp_symtab *st, const char *path);
+
+/* Forget everything about [start, end) (munmap, dlclose) and re-read the
+ * process's modules on the next lookup. _stp_sym_reset forgets all (exec). */
+void _stp_sym_unmapped(struct _stp_symtab *st, uint64_t start, uint64_t end);
+void _stp_sym_reset(struct _stp_symtab *st);
+
+/* Cached lookup; the pointer stays valid until the entry is invalidated. */
+const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr);
+
+/* Formatting into BUF (always NUL-terminated); return the length. */
+size_t _stp_sym_usymdata(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
+size_t _stp_sym_usymname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
+size_t _stp_sym_umodname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
+size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
+/* "file:line" or "" when unknown. */
+size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
+
+/* Unwind thread TID (stopped under ptrace by the calling thread) with its
+ * CFI. PCS receives up to MAX program counters, innermost first; the
+ * first is the current pc, the others return addresses (symbolize pc-1
+ * for the caller's line). Returns the count, -1 on error. */
+int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, uint64_t *pcs, int max);
+
+/* Demangle a C++ name (NULL if not mangled or no demangler); malloc'd. */
+char *_stp_sym_demangle(const char *name);
+
+#endif

@@ -1,0 +1,486 @@
+/* A test client of the ptrace engine (runtime/ptrace_engine.h): launches
+ * or attaches to a target, puts probes on functions named on the command
+ * line (found in the target's ELF symbol table, placed again after every
+ * exec), and prints what it saw after the target ends or it detaches:
+ *
+ *   probe NAME hits=N returns=M retsum=S
+ *   steps NAME insn=N      (with -s NAME: instructions stepped in NAME)
+ *   exit status=N | exit signal=N
+ *
+ * Options:
+ *   -f NAME   entry probe on function NAME (repeatable)
+ *   -r NAME   entry and return probe on NAME (repeatable)
+ *   -s NAME   single-step each call of NAME (-S: single-block instead)
+ *   -F        follow fork/vfork children
+ *   -c        run the command through /bin/sh -c (one argument)
+ *   -X        start the command untraced, then attach to it (-x)
+ *   -d N      detach after N probe hits, then check the target (code bytes
+ *             of its executable identical to before attaching, threads not
+ *             stopped), print "detached", "code identical", "not stopped",
+ *             and let it finish (or SIGTERM it with -X)
+ *   -i N      at the N-th hit, SIGINT ourselves (the loop then detaches)
+ *   -B        print the blockstep self-test result and exit
+ *   -v        engine debug messages
+ * The target's own output goes to stdout before ours (it is flushed when
+ * it exits, or we wait for it after detaching). */
+#define _GNU_SOURCE
+#include "ptrace_engine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct sym {
+	const char *name;
+	int ret;            /* with return probe */
+	int step;           /* 0, or _STP_PT_STEP_INSN / _BLOCK */
+	uint64_t hits, returns, retsum, steps;
+};
+
+static struct sym syms[16];
+static int nsyms;
+static volatile sig_atomic_t got_sigint;
+static uint64_t total_hits, detach_after, sigint_after;
+static struct _stp_pt_session *S;
+static int failures;
+
+/* ---- ELF: a function's address in the running process ---- */
+
+static int elf_lookup(const char *path, const char *name, uint64_t *value, int *is_dyn,
+		      uint64_t *first_vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t nph;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || !gelf_getehdr(e, &eh)) {
+		close(fd);
+		return -1;
+	}
+	*is_dyn = eh.e_type == ET_DYN;
+	*first_vaddr = 0;
+	if (elf_getphdrnum(e, &nph) == 0) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				*first_vaddr = ph.p_vaddr & ~0xfffULL;
+				break;
+			}
+		}
+	}
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *n;
+			if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+			    !s.st_value)
+				continue;
+			n = elf_strptr(e, sh.sh_link, s.st_name);
+			if (n && strcmp(n, name) == 0) {
+				*value = s.st_value;
+				found = 1;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found ? 0 : -1;
+}
+
+/* Where the main executable of pid is loaded (its offset-0 mapping). */
+static uint64_t exe_base(pid_t pid, const char *exe)
+{
+	char path[64], line[4096];
+	uint64_t base = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, off;
+		char *p = strchr(line, '/');
+		if (!p || sscanf(line, "%lx-%*x %*s %lx", &lo, &off) != 2)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		if (off == 0 && strcmp(p, exe) == 0) {
+			base = lo;
+			break;
+		}
+	}
+	fclose(f);
+	return base;
+}
+
+static int sym_addr(pid_t pid, const char *name, uint64_t *addr)
+{
+	char link[64], exe[4096];
+	uint64_t v, first;
+	int dyn;
+	ssize_t n;
+
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	if (elf_lookup(exe, name, &v, &dyn, &first) < 0)
+		return -1;
+	*addr = dyn ? exe_base(pid, exe) - first + v : v;
+	return 0;
+}
+
+/* ---- handlers ---- */
+
+static void step_fn(struct _stp_pt_thread *t, void *data)
+{
+	struct sym *s = data;
+	struct user_regs_struct r;
+	uint64_t *end = (uint64_t *)*_stp_pt_thread_user(t);
+
+	s->steps++;
+	if (_stp_pt_get_regs(t, &r) == 0 && end && r.rip == *end) {
+		_stp_pt_step_mode(t, _STP_PT_STEP_NONE, NULL, NULL);
+		free(end);
+		*_stp_pt_thread_user(t) = NULL;
+	}
+}
+
+static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct sym *s = data;
+	struct user_regs_struct r;
+	uint64_t ra;
+
+	(void)p;
+	s->hits++;
+	total_hits++;
+	if (_stp_pt_get_regs(t, &r) < 0 || _stp_pt_read(t, r.rsp, &ra, 8) < 0)
+		return -EFAULT;
+	if (_stp_pt_probe_point(t) != r.rip) {
+		printf("FAIL: probe point %#lx != rip %#llx\n", (long)_stp_pt_probe_point(t), r.rip);
+		failures++;
+	}
+	if (s->ret && _stp_pt_frame_data(t))
+		*_stp_pt_frame_data(t) = r.rsp; /* checked at return */
+	if (s->step && !*_stp_pt_thread_user(t)) {
+		uint64_t *end = malloc(sizeof *end);
+		*end = ra;
+		*_stp_pt_thread_user(t) = end;
+		_stp_pt_step_mode(t, s->step, step_fn, s);
+	}
+	if (sigint_after && total_hits == sigint_after)
+		kill(getpid(), SIGINT);
+	return 0;
+}
+
+static int on_return(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct sym *s = data;
+	struct user_regs_struct r;
+
+	(void)p;
+	s->returns++;
+	if (_stp_pt_get_regs(t, &r) < 0)
+		return -EFAULT;
+	s->retsum += (uint32_t)r.rax;
+	if (!_stp_pt_frame_data(t) || *_stp_pt_frame_data(t) + 8 != r.rsp) {
+		printf("FAIL: return frame mismatch\n");
+		failures++;
+	}
+	return 0;
+}
+
+static void place(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_proc *p = _stp_pt_thread_proc(t);
+
+	for (int i = 0; i < nsyms; i++) {
+		uint64_t a;
+		int rc;
+		if (sym_addr(_stp_pt_pid(t), syms[i].name, &a) < 0)
+			continue; /* not in this program (e.g. the shell) */
+		rc = _stp_pt_probe_add(p, a, on_entry, syms[i].ret ? on_return : NULL, &syms[i],
+				       NULL);
+		if (rc < 0) {
+			printf("FAIL: probe %s at %#lx: %s\n", syms[i].name, (long)a, strerror(-rc));
+			failures++;
+		}
+	}
+}
+
+static void cb_exec(struct _stp_pt_thread *t, void *user)
+{
+	(void)user;
+	place(t);
+}
+
+static pid_t main_pid;
+static int main_status = -1;
+
+static void cb_proc_exit(struct _stp_pt_proc *p, int status, void *user)
+{
+	(void)user;
+	if (_stp_pt_proc_pid(p) == main_pid)
+		main_status = status;
+}
+
+static void cb_other_exit(pid_t pid, int status, void *user)
+{
+	(void)user;
+	if (pid == main_pid)
+		main_status = status;
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	got_sigint = 1;
+}
+
+/* ---- checks after detaching ---- */
+
+static unsigned char *read_code(pid_t pid, size_t *len)
+{
+	char path[64], line[4096];
+	unsigned char *buf = NULL;
+	FILE *f;
+	int fd;
+
+	*len = 0;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return NULL;
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY);
+	while (fd >= 0 && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x' ||
+		    strstr(line, "[v")) /* [vdso], [vsyscall] */
+			continue;
+		buf = realloc(buf, *len + (hi - lo));
+		if (pread(fd, buf + *len, hi - lo, (off_t)lo) != (ssize_t)(hi - lo))
+			continue;
+		*len += hi - lo;
+	}
+	if (fd >= 0)
+		close(fd);
+	fclose(f);
+	return buf;
+}
+
+static int any_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	int stopped = 0;
+
+	for (int tries = 0; tries < 50; tries++) {
+		FILE *ls;
+		char cmd[128];
+		stopped = 0;
+		snprintf(cmd, sizeof cmd, "ls /proc/%d/task", (int)pid);
+		if (!(ls = popen(cmd, "r")))
+			return -1;
+		while (fgets(buf, sizeof buf, ls)) {
+			int tid = atoi(buf), fd;
+			ssize_t n;
+			char *p;
+			snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, tid);
+			if ((fd = open(path, O_RDONLY)) < 0)
+				continue;
+			n = read(fd, buf, sizeof buf - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = 0;
+			p = strrchr(buf, ')');
+			if (p && (p[2] == 'T' || p[2] == 't'))
+				stopped = 1;
+		}
+		pclose(ls);
+		if (!stopped)
+			return 0;
+		usleep(10000); /* detaching wakes threads asynchronously */
+	}
+	return stopped;
+}
+
+static void report(void)
+{
+	for (int i = 0; i < nsyms; i++) {
+		if (syms[i].step)
+			printf("steps %s insn=%llu\n", syms[i].name,
+			       (unsigned long long)syms[i].steps);
+		else if (syms[i].ret)
+			printf("probe %s hits=%llu returns=%llu retsum=%llu\n", syms[i].name,
+			       (unsigned long long)syms[i].hits, (unsigned long long)syms[i].returns,
+			       (unsigned long long)syms[i].retsum);
+		else
+			printf("probe %s hits=%llu\n", syms[i].name,
+			       (unsigned long long)syms[i].hits);
+	}
+	if (main_status >= 0) {
+		if (WIFEXITED(main_status))
+			printf("exit status=%d\n", WEXITSTATUS(main_status));
+		else if (WIFSIGNALED(main_status))
+			printf("exit signal=%d\n", WTERMSIG(main_status));
+	}
+}
+
+static pid_t start_untraced(char **argv)
+{
+	int pfd[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(pfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		/* the target writes one byte on fd 3 when it is ready */
+		dup2(pfd[1], 3);
+		close(pfd[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1)
+		fprintf(stderr, "target did not say it was ready\n");
+	close(pfd[0]);
+	return pid;
+}
+
+int main(int argc, char **argv)
+{
+	struct _stp_pt_callbacks cb = { 0 };
+	struct _stp_pt_proc *p = NULL;
+	struct sigaction sa;
+	int opt, options = 0, attach = 0, rc;
+	unsigned char *before = NULL;
+	size_t before_len = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBv")) != -1) {
+		switch (opt) {
+		case 'f':
+		case 'r':
+		case 's':
+		case 'S':
+			if (nsyms == 16)
+				return 2;
+			syms[nsyms].name = optarg;
+			syms[nsyms].ret = opt == 'r';
+			syms[nsyms].step = opt == 's' ? _STP_PT_STEP_INSN
+				: opt == 'S'         ? _STP_PT_STEP_BLOCK
+						     : 0;
+			nsyms++;
+			break;
+		case 'F': options |= _STP_PT_FOLLOW_FORK; break;
+		case 'c': options |= _STP_PT_SHELL; break;
+		case 'd': detach_after = strtoull(optarg, NULL, 0); break;
+		case 'i': sigint_after = strtoull(optarg, NULL, 0); break;
+		case 'X': attach = 1; break;
+		case 'B':
+			printf("blockstep honoured=%d\n", _stp_pt_blockstep_honoured());
+			return 0;
+		case 'v': _stp_pt_set_debug(1); break;
+		default: return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: pt-driver [options] -- command [args]\n");
+		return 2;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint; /* no SA_RESTART: interrupts the wait */
+	sigaction(SIGINT, &sa, NULL);
+	cb.exec = cb_exec;
+	cb.proc_exit = cb_proc_exit;
+	cb.other_exit = cb_other_exit;
+	S = _stp_pt_session_new(&cb, NULL, options);
+	if (attach) {
+		main_pid = start_untraced(argv + optind);
+		before = read_code(main_pid, &before_len);
+		rc = _stp_pt_attach(S, main_pid, &p);
+		if (rc == 0) {
+			struct _stp_pt_thread *t = NULL;
+			/* place through any thread: the ELF lookup needs only the pid */
+			(void)t;
+			for (int i = 0; i < nsyms; i++) {
+				uint64_t a;
+				if (sym_addr(main_pid, syms[i].name, &a) == 0)
+					rc = _stp_pt_probe_add(p, a, on_entry,
+							       syms[i].ret ? on_return : NULL,
+							       &syms[i], NULL);
+				if (rc < 0)
+					printf("FAIL: probe %s: %s\n", syms[i].name, strerror(-rc));
+			}
+		}
+	} else {
+		rc = _stp_pt_launch(S, argv + optind, &p);
+		if (rc == 0)
+			main_pid = _stp_pt_proc_pid(p);
+	}
+	if (rc < 0) {
+		printf("FAIL: %s: %s\n", attach ? "attach" : "launch", strerror(-rc));
+		return 1;
+	}
+	_stp_pt_resume(p);
+	while (_stp_pt_active(S)) {
+		if (got_sigint || (detach_after && total_hits >= detach_after))
+			break;
+		rc = _stp_pt_wait(S, -1);
+		if (rc < 0 && rc != -EINTR)
+			break;
+	}
+	if (_stp_pt_active(S)) {
+		_stp_pt_detach_all(S);
+		printf("detached%s\n", got_sigint ? " on SIGINT" : "");
+		if (attach) {
+			size_t after_len;
+			unsigned char *after = read_code(main_pid, &after_len);
+			printf("code %s\n", after && before && after_len == before_len &&
+							memcmp(before, after, after_len) == 0
+						? "identical"
+						: "CHANGED");
+			printf("%s\n", any_stopped(main_pid) ? "STOPPED" : "not stopped");
+			free(after);
+			kill(main_pid, SIGTERM);
+		}
+		/* the target is still our child: wait for it */
+		if (waitpid(main_pid, &main_status, 0) < 0)
+			main_status = -1;
+	}
+	free(before);
+	report();
+	{
+		struct _stp_pt_stats st;
+		_stp_pt_get_stats(S, &st);
+		fprintf(stderr, "stats: stops=%llu hits=%llu returns=%llu emulated=%llu ool=%llu errors=%llu\n",
+			(unsigned long long)st.stops, (unsigned long long)st.hits,
+			(unsigned long long)st.returns, (unsigned long long)st.emulated,
+			(unsigned long long)st.stepped, (unsigned long long)st.errors);
+	}
+	_stp_pt_session_free(S);
+	return failures ? 1 : 0;
+}

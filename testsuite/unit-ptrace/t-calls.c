@@ -1,0 +1,111 @@
+/* Target for the ptrace engine tests: threads calling probed functions.
+ *   t-calls THREADS CALLS        each thread calls work() and bump() CALLS times
+ *   t-calls spin THREADS         loop until killed (attach tests); says
+ *                                "ready" on fd 3 when its threads run
+ *   t-calls segv CALLS           crash with SIGSEGV after CALLS calls
+ *   t-calls signals CALLS        a SIGUSR1 handler counts signals raised
+ *                                inside work(); SIGSTOP/SIGCONT to itself
+ *   t-calls step                 call steps10() (10 instructions) once
+ * It prints the lines the test driver must print ("expect: ..."). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+long counter; /* incremented by bump(), through a RIP-relative operand */
+void bump(void);
+long load_counter(void);
+void steps10(void);
+__asm__(".text\n.globl bump\n.type bump,@function\nbump:\n"
+	"\tlock incq counter(%rip)\n\tret\n.size bump,.-bump\n"
+	".globl load_counter\n.type load_counter,@function\nload_counter:\n"
+	"\tmovq counter(%rip), %rax\n\tret\n.size load_counter,.-load_counter\n"
+	".globl steps10\n.type steps10,@function\nsteps10:\n"
+	"\t.rept 9\n\tnop\n\t.endr\n\tret\n.size steps10,.-steps10\n");
+
+static int calls;
+static volatile int sink;
+static volatile sig_atomic_t usr1;
+
+__attribute__((noinline)) int work(int x)
+{
+	sink = x;
+	return x * 3 + 1;
+}
+
+static void *thread(void *arg)
+{
+	long spin = (long)arg;
+	for (int i = 0; spin || i < calls; i++) {
+		sink = work(i);
+		bump();
+		if (spin)
+			usleep(1000);
+	}
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1++;
+}
+
+int main(int argc, char **argv)
+{
+	int nthreads = 1;
+	pthread_t tids[64];
+
+	if (argc == 3 && strcmp(argv[1], "spin") == 0) {
+		nthreads = atoi(argv[2]);
+		for (int i = 0; i < nthreads; i++)
+			pthread_create(&tids[i], NULL, thread, (void *)1L);
+		usleep(20000);
+		if (write(3, "r", 1) != 1)
+			perror("ready");
+		for (;;)
+			pause();
+	}
+	if (argc == 3 && strcmp(argv[1], "segv") == 0) {
+		calls = atoi(argv[2]);
+		for (int i = 0; i < calls; i++)
+			work(i);
+		printf("expect: probe work hits=%d\n", calls);
+		fflush(stdout);
+		*(volatile int *)(long)sink = 1; /* sink is small: not mapped */
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "signals") == 0) {
+		signal(SIGUSR1, on_usr1);
+		calls = atoi(argv[2]);
+		for (int i = 0; i < calls; i++) {
+			work(i);
+			raise(SIGUSR1);
+		}
+		raise(SIGSTOP); /* resumed by the child below */
+		printf("usr1=%d\n", (int)usr1);
+		printf("expect: probe work hits=%d\n", calls);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "step") == 0) {
+		steps10();
+		steps10();
+		printf("expect: steps steps10 insn=20\n");
+		return 0;
+	}
+	if (argc != 3)
+		return 2;
+	nthreads = atoi(argv[1]);
+	calls = atoi(argv[2]);
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&tids[i], NULL, thread, NULL);
+	for (int i = 0; i < nthreads; i++)
+		pthread_join(tids[i], NULL);
+	printf("counter=%ld load=%ld\n", counter, load_counter());
+	printf("expect: probe work hits=%d\n", nthreads * calls);
+	printf("expect: probe bump hits=%d\n", nthreads * calls);
+	return 0;
+}

@@ -1,0 +1,1105 @@
+/* Target variables: scopes, locations, types and member chains. */
+#define _GNU_SOURCE
+#include "dwarf_vars.h"
+
+#include <dwarf.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+static int die_type(Dwarf_Die *die, Dwarf_Die *type)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_formref_die(dwarf_attr_integrate(die, DW_AT_type, &a), type) ? 0 : -1;
+}
+
+/* ---- types ---- */
+
+int dwv_resolve_type(Dwarf_Die *type, struct dwv_type *out)
+{
+	Dwarf_Die d = *type;
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	memset(out, 0, sizeof *out);
+	for (int guard = 0; guard < 64; guard++) {
+		int tag = dwarf_tag(&d);
+
+		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
+		    tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type) {
+			if (die_type(&d, &d) < 0) {
+				out->kind = DWV_T_VOID;
+				return 0;
+			}
+			continue;
+		}
+		out->die = d;
+		out->has_die = 1;
+		out->count = -1;
+		if (dwarf_formudata(dwarf_attr_integrate(&d, DW_AT_byte_size, &a), &w) == 0)
+			out->size = (int)w;
+		switch (tag) {
+		case DW_TAG_base_type: {
+			Dwarf_Word enc = 0;
+
+			dwarf_formudata(dwarf_attr(&d, DW_AT_encoding, &a), &enc);
+			switch (enc) {
+			case DW_ATE_signed:
+				out->kind = DWV_T_INT;
+				out->is_signed = 1;
+				break;
+			case DW_ATE_signed_char:
+				out->kind = out->size == 1 ? DWV_T_CHAR : DWV_T_INT;
+				out->is_signed = 1;
+				break;
+			case DW_ATE_unsigned_char:
+				out->kind = out->size == 1 ? DWV_T_CHAR : DWV_T_INT;
+				break;
+			case DW_ATE_unsigned:
+				out->kind = DWV_T_INT;
+				break;
+			case DW_ATE_boolean:
+				out->kind = DWV_T_BOOL;
+				break;
+			case DW_ATE_float:
+				out->kind = DWV_T_FLOAT;
+				break;
+			default:
+				out->kind = DWV_T_OTHER;
+			}
+			return 0;
+		}
+		case DW_TAG_enumeration_type:
+			out->kind = DWV_T_ENUM;
+			out->is_signed = 1;
+			if (!out->size)
+				out->size = 4;
+			return 0;
+		case DW_TAG_pointer_type:
+		case DW_TAG_reference_type:
+		case DW_TAG_rvalue_reference_type:
+			out->kind = DWV_T_POINTER;
+			out->size = 8;
+			return 0;
+		case DW_TAG_array_type: {
+			Dwarf_Die sub;
+
+			out->kind = DWV_T_ARRAY;
+			if (dwarf_child(&d, &sub) == 0 && dwarf_tag(&sub) == DW_TAG_subrange_type) {
+				if (dwarf_formudata(dwarf_attr(&sub, DW_AT_count, &a), &w) == 0)
+					out->count = (int64_t)w;
+				else if (dwarf_formudata(dwarf_attr(&sub, DW_AT_upper_bound, &a), &w) == 0)
+					out->count = (int64_t)w + 1;
+			}
+			return 0;
+		}
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+			out->kind = DWV_T_STRUCT;
+			return 0;
+		case DW_TAG_union_type:
+			out->kind = DWV_T_UNION;
+			return 0;
+		case DW_TAG_subroutine_type:
+			out->kind = DWV_T_FUNC;
+			return 0;
+		default:
+			out->kind = DWV_T_OTHER;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void type_name_rec(Dwarf_Die *t, char *buf, size_t len, int depth)
+{
+	Dwarf_Die inner;
+	const char *nm = die_name(t);
+	int has_inner = die_type(t, &inner) == 0;
+	char sub[512];
+
+	if (depth > 16) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	switch (dwarf_tag(t)) {
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type:
+		if (has_inner)
+			type_name_rec(&inner, sub, sizeof sub, depth + 1);
+		else
+			snprintf(sub, sizeof sub, "void");
+		snprintf(buf, len, "%s%s", sub, dwarf_tag(t) == DW_TAG_pointer_type ? "*" : "&");
+		return;
+	case DW_TAG_const_type:
+	case DW_TAG_volatile_type:
+		if (has_inner)
+			type_name_rec(&inner, sub, sizeof sub, depth + 1);
+		else
+			snprintf(sub, sizeof sub, "void");
+		snprintf(buf, len, "%s %s", sub,
+			 dwarf_tag(t) == DW_TAG_const_type ? "const" : "volatile");
+		return;
+	case DW_TAG_restrict_type:
+	case DW_TAG_atomic_type:
+		if (has_inner)
+			type_name_rec(&inner, buf, len, depth + 1);
+		else
+			snprintf(buf, len, "void");
+		return;
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+		snprintf(buf, len, "struct %s", nm ? nm : "{...}");
+		return;
+	case DW_TAG_union_type:
+		snprintf(buf, len, "union %s", nm ? nm : "{...}");
+		return;
+	case DW_TAG_enumeration_type:
+		snprintf(buf, len, "enum %s", nm ? nm : "{...}");
+		return;
+	case DW_TAG_array_type: {
+		struct dwv_type at;
+
+		if (has_inner)
+			type_name_rec(&inner, sub, sizeof sub, depth + 1);
+		else
+			snprintf(sub, sizeof sub, "void");
+		dwv_resolve_type(t, &at);
+		if (at.count >= 0)
+			snprintf(buf, len, "%s[%" PRId64 "]", sub, at.count);
+		else
+			snprintf(buf, len, "%s[]", sub);
+		return;
+	}
+	case DW_TAG_subroutine_type:
+		snprintf(buf, len, "void (*)()");
+		return;
+	default:
+		snprintf(buf, len, "%s", nm ? nm : "?");
+	}
+}
+
+char *dwv_type_name(Dwarf_Die *type)
+{
+	char buf[1024];
+
+	type_name_rec(type, buf, sizeof buf, 0);
+	return strdup(buf);
+}
+
+/* ---- locations ---- */
+
+static Dwarf_Addr vaddr_to_dwfl(struct dwq_mod *m, uint64_t v)
+{
+	GElf_Addr bias = 0;
+
+	dwfl_module_getelf(dwq_dwfl_module(m), &bias);
+	return v + bias;
+}
+
+/* The CFA at PC as reg + offset, from the module's CFI. */
+static int cfa_rule(struct dwq_mod *m, uint64_t pc, int *reg, int64_t *off)
+{
+	Dwfl_Module *mod = dwq_dwfl_module(m);
+	Dwarf_Addr dwfl_pc = vaddr_to_dwfl(m, pc);
+	Dwarf_CFI *cfis[2];
+	Dwarf_Addr biases[2];
+	int ok = -1;
+
+	cfis[0] = dwfl_module_eh_cfi(mod, &biases[0]);
+	cfis[1] = dwfl_module_dwarf_cfi(mod, &biases[1]);
+	for (int i = 0; i < 2 && ok < 0; i++) {
+		Dwarf_Frame *frame = NULL;
+		Dwarf_Op *ops;
+		size_t nops;
+
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], dwfl_pc - biases[i], &frame) != 0)
+			continue;
+		if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+			/* libdw gives the reg+offset rule as bregx */
+			if (ops[0].atom == DW_OP_bregx) {
+				*reg = (int)ops[0].number;
+				*off = (int64_t)ops[0].number2;
+				ok = 0;
+			} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+				*reg = ops[0].atom - DW_OP_breg0;
+				*off = (int64_t)ops[0].number;
+				ok = 0;
+			}
+		}
+		free(frame);
+	}
+	return ok;
+}
+
+/* The frame base of the function containing PC (DW_AT_frame_base of the
+ * out-of-line subprogram), as reg + offset: the address fbreg is relative
+ * to. */
+static int frame_base(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, int *reg, int64_t *off)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *expr;
+	size_t len;
+
+	if (!dwarf_attr_integrate(fn, DW_AT_frame_base, &a))
+		return -1;
+	if (dwarf_getlocation_addr(&a, dwq_vaddr_to_dwarf(m, pc), &expr, &len, 1) != 1 || len != 1)
+		return -1;
+	if (expr[0].atom == DW_OP_call_frame_cfa)
+		return cfa_rule(m, pc, reg, off);
+	if (expr[0].atom >= DW_OP_breg0 && expr[0].atom <= DW_OP_breg31) {
+		*reg = expr[0].atom - DW_OP_breg0;
+		*off = (int64_t)expr[0].number;
+		return 0;
+	}
+	if (expr[0].atom == DW_OP_bregx) {
+		*reg = (int)expr[0].number;
+		*off = (int64_t)expr[0].number2;
+		return 0;
+	}
+	return -1;
+}
+
+/* Translate a location expression. -1: not something we describe (pieces,
+ * entry values, arithmetic); the caller reports it as inaccessible. */
+static int translate_expr(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Op *e, size_t n,
+			  struct dwv_loc *out)
+{
+	int stack_value = n >= 2 && e[n - 1].atom == DW_OP_stack_value;
+	unsigned op;
+
+	if (stack_value)
+		n--;
+	if (n != 1)
+		return -1;
+	op = e[0].atom;
+	memset(out, 0, sizeof *out);
+	if (op >= DW_OP_reg0 && op <= DW_OP_reg31 && !stack_value) {
+		out->kind = DWV_LOC_REG;
+		out->reg = (int)(op - DW_OP_reg0);
+		return 0;
+	}
+	if (op == DW_OP_regx && !stack_value) {
+		out->kind = DWV_LOC_REG;
+		out->reg = (int)e[0].number;
+		return 0;
+	}
+	if ((op >= DW_OP_breg0 && op <= DW_OP_breg31) || op == DW_OP_bregx) {
+		out->kind = stack_value ? DWV_LOC_VALUE : DWV_LOC_MEM;
+		out->reg = op == DW_OP_bregx ? (int)e[0].number : (int)(op - DW_OP_breg0);
+		out->offset = (int64_t)(op == DW_OP_bregx ? e[0].number2 : e[0].number);
+		return 0;
+	}
+	if (op == DW_OP_fbreg) {
+		int reg;
+		int64_t off;
+
+		if (stack_value || frame_base(m, fn, pc, &reg, &off) < 0)
+			return -1;
+		out->kind = DWV_LOC_MEM;
+		out->reg = reg;
+		out->offset = off + (int64_t)e[0].number;
+		return 0;
+	}
+	if (op == DW_OP_call_frame_cfa) {
+		int reg;
+		int64_t off;
+
+		if (cfa_rule(m, pc, &reg, &off) < 0)
+			return -1;
+		out->kind = stack_value ? DWV_LOC_VALUE : DWV_LOC_MEM;
+		out->reg = reg;
+		out->offset = off;
+		return 0;
+	}
+	if (op == DW_OP_addr) {
+		out->kind = stack_value ? DWV_LOC_CONST : DWV_LOC_ADDR;
+		out->offset = (int64_t)dwq_dwarf_to_vaddr(m, e[0].number);
+		return 0;
+	}
+	if (stack_value && ((op >= DW_OP_lit0 && op <= DW_OP_lit31) ||
+			    (op >= DW_OP_const1u && op <= DW_OP_consts) || op == DW_OP_constu)) {
+		out->kind = DWV_LOC_CONST;
+		out->offset = op >= DW_OP_lit0 && op <= DW_OP_lit31 ? (int64_t)(op - DW_OP_lit0)
+								    : (int64_t)e[0].number;
+		return 0;
+	}
+	return -1; /* pieces, entry values, implicit values, arithmetic */
+}
+
+static int locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var,
+		  struct dwv_loc *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *expr;
+	size_t len;
+	Dwarf_Sword sv;
+
+	if (dwarf_attr_integrate(var, DW_AT_location, &a)) {
+		if (dwarf_getlocation_addr(&a, dwq_vaddr_to_dwarf(m, pc), &expr, &len, 1) != 1 ||
+		    len == 0)
+			return -1;
+		return translate_expr(m, fn, pc, expr, len, out);
+	}
+	if (dwarf_attr_integrate(var, DW_AT_const_value, &a) && dwarf_formsdata(&a, &sv) == 0) {
+		memset(out, 0, sizeof *out);
+		out->kind = DWV_LOC_CONST;
+		out->offset = sv;
+		return 0;
+	}
+	return -1;
+}
+
+/* ---- scopes ---- */
+
+struct scope_ctx {
+	Dwarf_Die *scopes;
+	int nscopes;
+	int fn_index;    /* innermost subprogram or inlined_subroutine */
+	int frame_index; /* innermost out-of-line subprogram (frame base) */
+	Dwarf_Die cu;
+};
+
+static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char *err,
+		      size_t errlen)
+{
+	Dwarf *dw = dwq_dwarf(m);
+	Dwarf_Addr dpc = dwq_vaddr_to_dwarf(m, pc);
+
+	memset(sc, 0, sizeof *sc);
+	sc->fn_index = sc->frame_index = -1;
+	if (!dw) {
+		seterr(err, errlen, "no debuginfo for %s", dwq_path(m));
+		return -1;
+	}
+	if (!dwarf_addrdie(dw, dpc, &sc->cu)) {
+		seterr(err, errlen, "no debuginfo at pc %#" PRIx64 " in %s", pc, dwq_path(m));
+		return -1;
+	}
+	sc->nscopes = dwarf_getscopes(&sc->cu, dpc, &sc->scopes);
+	if (sc->nscopes <= 0) {
+		seterr(err, errlen, "no scope at pc %#" PRIx64 " in %s", pc, dwq_path(m));
+		return -1;
+	}
+	for (int i = 0; i < sc->nscopes; i++) {
+		int tag = dwarf_tag(&sc->scopes[i]);
+
+		if (sc->fn_index < 0 &&
+		    (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine))
+			sc->fn_index = i;
+		if (sc->frame_index < 0 && tag == DW_TAG_subprogram)
+			sc->frame_index = i;
+	}
+	if (sc->fn_index < 0 || sc->frame_index < 0) {
+		free(sc->scopes);
+		seterr(err, errlen, "pc %#" PRIx64 " is in no function of %s", pc, dwq_path(m));
+		return -1;
+	}
+	return 0;
+}
+
+static void push_var(struct dwv_vars *o, size_t *cap, struct dwq_mod *m, struct scope_ctx *sc,
+		     uint64_t pc, Dwarf_Die *die, int is_param)
+{
+	const char *nm = die_name(die);
+	struct dwv_var *v;
+
+	if (!nm)
+		return;
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->v[i].name, nm)) {
+			/* an inner variable shadows an outer one: it takes its place */
+			dwv_var_free(&o->v[i]);
+			v = &o->v[i];
+			goto fill;
+		}
+	if (o->n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		o->v = realloc(o->v, *cap * sizeof *o->v);
+		if (!o->v)
+			abort();
+	}
+	v = &o->v[o->n++];
+fill:
+	memset(v, 0, sizeof *v);
+	v->name = strdup(nm);
+	v->is_param = is_param;
+	v->die = *die;
+	v->has_type = die_type(die, &v->type_die) == 0;
+	v->type_name = v->has_type ? dwv_type_name(&v->type_die) : strdup("void");
+	v->located = locate(m, &sc->scopes[sc->frame_index], pc, die, &v->loc) == 0;
+}
+
+static void scope_children(struct dwv_vars *o, size_t *cap, struct dwq_mod *m,
+			   struct scope_ctx *sc, uint64_t pc, Dwarf_Die *scope, int want_tag)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(scope, &c) != 0)
+		return;
+	do {
+		if (dwarf_tag(&c) == want_tag)
+			push_var(o, cap, m, sc, pc, &c, want_tag == DW_TAG_formal_parameter);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+int dwv_scope_vars(struct dwq_mod *m, uint64_t pc, enum dwv_which which, struct dwv_vars *out,
+		   char *err, size_t errlen)
+{
+	struct scope_ctx sc;
+	size_t cap = 0;
+
+	memset(out, 0, sizeof *out);
+	if (get_scopes(m, pc, &sc, err, errlen) < 0)
+		return -1;
+	if (which & DWV_PARMS)
+		scope_children(out, &cap, m, &sc, pc, &sc.scopes[sc.fn_index],
+			       DW_TAG_formal_parameter);
+	/* Outer scopes first, as SystemTap lists them; an inner name replaces
+	 * an outer one. */
+	if (which & DWV_LOCALS)
+		for (int i = sc.fn_index; i >= 0; i--)
+			scope_children(out, &cap, m, &sc, pc, &sc.scopes[i], DW_TAG_variable);
+	free(sc.scopes);
+	return 0;
+}
+
+void dwv_var_free(struct dwv_var *v)
+{
+	free(v->name);
+	free(v->type_name);
+	memset(v, 0, sizeof *v);
+}
+
+void dwv_vars_free(struct dwv_vars *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		dwv_var_free(&v->v[i]);
+	free(v->v);
+	v->v = NULL;
+	v->n = 0;
+}
+
+static int find_in(Dwarf_Die *scope, const char *name, int params_too, Dwarf_Die *out)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(scope, &c) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&c);
+		const char *nm;
+
+		if (tag != DW_TAG_variable && !(params_too && tag == DW_TAG_formal_parameter))
+			continue;
+		nm = die_name(&c);
+		if (nm && !strcmp(nm, name)) {
+			*out = c;
+			return 1;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out,
+		 char *err, size_t errlen)
+{
+	struct scope_ctx sc;
+	Dwarf_Die die;
+	int found = 0;
+
+	memset(out, 0, sizeof *out);
+	if (get_scopes(m, pc, &sc, err, errlen) < 0)
+		return -1;
+	for (int i = 0; i <= sc.fn_index && !found; i++)
+		found = find_in(&sc.scopes[i], name, 1, &die);
+	if (!found)
+		found = find_in(&sc.cu, name, 0, &die);
+	if (!found) {
+		struct dwv_vars all;
+		char alts[400] = "";
+		size_t o = 0;
+		const char *fname = die_name(&sc.scopes[sc.fn_index]);
+		const char *file = dwarf_decl_file(&sc.scopes[sc.fn_index]);
+
+		if (dwv_scope_vars(m, pc, DWV_ALL, &all, NULL, 0) == 0) {
+			for (size_t i = 0; i < all.n && o + 2 < sizeof alts; i++)
+				o += (size_t)snprintf(alts + o, sizeof alts - o, "%s$%s",
+						      i ? " " : "", all.v[i].name);
+			dwv_vars_free(&all);
+		}
+		if (o >= sizeof alts)
+			o = sizeof alts - 1;
+		seterr(err, errlen,
+		       "unable to find local '%s', [man error::dwarf] dieoffset %#" PRIx64
+		       " in %s, near pc %#" PRIx64 " in %s %s (alternatives: %s)",
+		       name, (uint64_t)dwarf_dieoffset(&sc.scopes[sc.fn_index]), dwq_path(m), pc,
+		       fname ? fname : "?", file ? file : "", alts);
+		free(sc.scopes);
+		return -1;
+	}
+	{
+		struct dwv_vars one = {0};
+		size_t cap = 0;
+
+		push_var(&one, &cap, m, &sc, pc, &die, dwarf_tag(&die) == DW_TAG_formal_parameter);
+		free(sc.scopes);
+		if (one.n != 1) {
+			dwv_vars_free(&one);
+			seterr(err, errlen, "unable to find local '%s'", name);
+			return -1;
+		}
+		*out = one.v[0];
+		free(one.v);
+	}
+	if (!out->located) {
+		seterr(err, errlen, "not accessible at this address (pc: %#" PRIx64 ")", pc);
+		dwv_var_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- accesses ---- */
+
+static void add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n)
+{
+	if (k == DWV_OP_ADD && a->nops && a->ops[a->nops - 1].kind == DWV_OP_ADD) {
+		a->ops[a->nops - 1].n += n;
+		return;
+	}
+	if (k == DWV_OP_ADD && n == 0)
+		return;
+	a->ops = realloc(a->ops, (size_t)(a->nops + 1) * sizeof *a->ops);
+	if (!a->ops)
+		abort();
+	a->ops[a->nops].kind = k;
+	a->ops[a->nops].n = n;
+	a->nops++;
+}
+
+/* Is the current location in memory (so that offsets can be added)? */
+static int in_memory(const struct dwv_access *a)
+{
+	return a->nops > 0 || a->loc.kind == DWV_LOC_MEM || a->loc.kind == DWV_LOC_ADDR;
+}
+
+static int member_offset(Dwarf_Die *member, int64_t *off, int *bit_size, int *bit_offset,
+			 int type_size)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	*off = 0;
+	*bit_size = *bit_offset = 0;
+	if (dwarf_attr(member, DW_AT_data_member_location, &a)) {
+		if (dwarf_formudata(&a, &w) == 0) {
+			*off = (int64_t)w;
+		} else {
+			Dwarf_Op *e;
+			size_t n;
+
+			if (dwarf_getlocation(&a, &e, &n) != 0 || n != 1 ||
+			    e[0].atom != DW_OP_plus_uconst)
+				return -1;
+			*off = (int64_t)e[0].number;
+		}
+	}
+	if (dwarf_formudata(dwarf_attr(member, DW_AT_bit_size, &a), &w) == 0) {
+		*bit_size = (int)w;
+		if (dwarf_formudata(dwarf_attr(member, DW_AT_data_bit_offset, &a), &w) == 0) {
+			*off = (int64_t)(w / 8);
+			*bit_offset = (int)(w % 8);
+		} else if (dwarf_formudata(dwarf_attr(member, DW_AT_bit_offset, &a), &w) == 0) {
+			/* DWARF 2-3, big-endian numbering within the storage unit */
+			*bit_offset = type_size * 8 - (int)w - *bit_size;
+		}
+	}
+	return 0;
+}
+
+/* Find member NAME in a struct/union (looking into anonymous members). */
+static int find_member(Dwarf_Die *agg, const char *name, Dwarf_Die *out, int64_t *off,
+		       int *bit_size, int *bit_offset)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(agg, &c) != 0)
+		return 0;
+	do {
+		const char *nm;
+		Dwarf_Die t;
+		struct dwv_type rt;
+
+		if (dwarf_tag(&c) != DW_TAG_member && dwarf_tag(&c) != DW_TAG_inheritance)
+			continue;
+		nm = die_name(&c);
+		if (die_type(&c, &t) < 0 || dwv_resolve_type(&t, &rt) < 0)
+			continue;
+		if (nm && !strcmp(nm, name)) {
+			*out = c;
+			return member_offset(&c, off, bit_size, bit_offset, rt.size) == 0;
+		}
+		if ((!nm || dwarf_tag(&c) == DW_TAG_inheritance) &&
+		    (rt.kind == DWV_T_STRUCT || rt.kind == DWV_T_UNION)) {
+			int64_t base, inner;
+			int bs, bo;
+
+			if (member_offset(&c, &base, &bs, &bo, rt.size) == 0 &&
+			    find_member(&rt.die, name, out, &inner, bit_size, bit_offset)) {
+				*off = base + inner;
+				return 1;
+			}
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+static void member_names(Dwarf_Die *agg, char *buf, size_t len)
+{
+	Dwarf_Die c;
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (dwarf_child(agg, &c) != 0)
+		return;
+	do {
+		const char *nm = die_name(&c);
+
+		if (dwarf_tag(&c) == DW_TAG_member && nm && o + 2 < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", nm);
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *member,
+		       char *err, size_t errlen)
+{
+	struct dwv_type t;
+	Dwarf_Die mdie;
+	int64_t off;
+	int bs, bo;
+
+	dwv_resolve_type(cur_type, &t);
+	if (t.kind == DWV_T_POINTER) {
+		/* SystemTap's -> and . both look through one pointer. */
+		Dwarf_Die target;
+
+		if (die_type(&t.die, &target) < 0) {
+			seterr(err, errlen, "cannot dereference a void pointer for member '%s'",
+			       member);
+			return -1;
+		}
+		add_op(a, DWV_OP_LOAD_PTR, 0);
+		*cur_type = target;
+		dwv_resolve_type(cur_type, &t);
+	}
+	if (t.kind != DWV_T_STRUCT && t.kind != DWV_T_UNION) {
+		char *tn = dwv_type_name(cur_type);
+
+		seterr(err, errlen, "type '%s' isn't a struct/union (looking for member '%s')", tn,
+		       member);
+		free(tn);
+		return -1;
+	}
+	if (!find_member(&t.die, member, &mdie, &off, &bs, &bo)) {
+		char alts[400];
+		const char *sn = die_name(&t.die);
+
+		member_names(&t.die, alts, sizeof alts);
+		seterr(err, errlen, "unable to find member '%s' for %s %s (alternatives: %s)", member,
+		       t.kind == DWV_T_UNION ? "union" : "struct", sn ? sn : "{...}", alts);
+		return -1;
+	}
+	if (!in_memory(a)) {
+		seterr(err, errlen, "cannot access member '%s' of a value held in a register",
+		       member);
+		return -1;
+	}
+	add_op(a, DWV_OP_ADD, off);
+	a->bit_size = bs;
+	a->bit_offset = bo;
+	if (die_type(&mdie, cur_type) < 0)
+		return -1;
+	return 0;
+}
+
+static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dwv_step *s,
+		      char *err, size_t errlen)
+{
+	struct dwv_type t, et;
+	Dwarf_Die elem;
+
+	dwv_resolve_type(cur_type, &t);
+	if ((t.kind != DWV_T_ARRAY && t.kind != DWV_T_POINTER) || die_type(&t.die, &elem) < 0) {
+		char *tn = dwv_type_name(cur_type);
+
+		seterr(err, errlen, "cannot index type '%s'", tn);
+		free(tn);
+		return -1;
+	}
+	dwv_resolve_type(&elem, &et);
+	if (!et.size) {
+		seterr(err, errlen, "cannot index: element size unknown");
+		return -1;
+	}
+	if (t.kind == DWV_T_POINTER)
+		add_op(a, DWV_OP_LOAD_PTR, 0);
+	else if (!in_memory(a)) {
+		seterr(err, errlen, "cannot index an array held in a register");
+		return -1;
+	}
+	if (s->index_dynamic)
+		add_op(a, DWV_OP_INDEX, et.size);
+	else
+		add_op(a, DWV_OP_ADD, s->index * et.size);
+	a->bit_size = a->bit_offset = 0;
+	*cur_type = elem;
+	return 0;
+}
+
+int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
+	       int nsteps, struct dwv_access *out, char *err, size_t errlen)
+{
+	Dwarf_Die cur;
+
+	(void)m;
+	memset(out, 0, sizeof *out);
+	if (!var->located) {
+		seterr(err, errlen, "not accessible at this address");
+		return -1;
+	}
+	if (!var->has_type) {
+		seterr(err, errlen, "variable '%s' has no type", var->name);
+		return -1;
+	}
+	out->loc = var->loc;
+	cur = var->type_die;
+	for (int i = 0; i < nsteps; i++) {
+		int rc = 0;
+
+		switch (steps[i].kind) {
+		case DWV_STEP_MEMBER:
+			rc = step_member(out, &cur, steps[i].member, err, errlen);
+			break;
+		case DWV_STEP_INDEX:
+			rc = step_index(out, &cur, &steps[i], err, errlen);
+			break;
+		case DWV_STEP_ADDROF:
+			if (!in_memory(out)) {
+				seterr(err, errlen, "cannot take address of register value");
+				rc = -1;
+			} else if (out->bit_size) {
+				seterr(err, errlen, "cannot take address of a bit-field");
+				rc = -1;
+			}
+			out->addr_of = 1;
+			break;
+		}
+		if (rc < 0) {
+			dwv_access_free(out);
+			return -1;
+		}
+	}
+	dwv_resolve_type(&cur, &out->type);
+	out->type_name = dwv_type_name(&cur);
+	if (out->addr_of) {
+		char *p;
+
+		if (asprintf(&p, "%s*", out->type_name) < 0)
+			abort();
+		free(out->type_name);
+		out->type_name = p;
+		memset(&out->type, 0, sizeof out->type);
+		out->type.kind = DWV_T_POINTER;
+		out->type.size = 8;
+	}
+	return 0;
+}
+
+void dwv_access_free(struct dwv_access *a)
+{
+	free(a->ops);
+	free(a->type_name);
+	memset(a, 0, sizeof *a);
+}
+
+/* ---- pretty-printing ---- */
+
+struct pp {
+	struct dwq_mod *m;
+	struct dwv_pretty *out;
+	char *fmt;
+	size_t fmtlen;
+	FILE *f;
+	int cap;
+};
+
+static void pp_arg(struct pp *p, enum dwv_arg_kind kind, const struct dwv_access *acc)
+{
+	struct dwv_parg *a;
+	struct dwv_pretty *o = p->out;
+
+	if (o->nargs == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 8;
+		o->args = realloc(o->args, (size_t)p->cap * sizeof *o->args);
+		if (!o->args)
+			abort();
+	}
+	a = &o->args[o->nargs++];
+	a->kind = kind;
+	a->acc = *acc;
+	a->acc.ops = NULL;
+	if (acc->nops) {
+		a->acc.ops = malloc((size_t)acc->nops * sizeof *acc->ops);
+		if (!a->acc.ops)
+			abort();
+		memcpy(a->acc.ops, acc->ops, (size_t)acc->nops * sizeof *acc->ops);
+	}
+	if (acc->type.has_die) {
+		Dwarf_Die d = acc->type.die;
+
+		a->acc.type_name = dwv_type_name(&d);
+	} else {
+		a->acc.type_name = strdup(acc->type_name ? acc->type_name : "?");
+	}
+}
+
+static int is_char_type(Dwarf_Die *t)
+{
+	struct dwv_type rt;
+
+	return dwv_resolve_type(t, &rt) == 0 && rt.kind == DWV_T_CHAR;
+}
+
+/* Print one value of type T at access ACC; depth limits recursion. */
+static void pp_value(struct pp *p, struct dwv_access *acc, Dwarf_Die *t, int deep, int depth)
+{
+	struct dwv_type rt;
+	Dwarf_Die inner;
+
+	dwv_resolve_type(t, &rt);
+	acc->type = rt;
+	switch (rt.kind) {
+	case DWV_T_CHAR:
+		fputs("'%c'", p->f);
+		pp_arg(p, DWV_ARG_INT, acc);
+		return;
+	case DWV_T_INT:
+	case DWV_T_ENUM:
+	case DWV_T_BOOL:
+		fputs(rt.is_signed ? "%d" : "%u", p->f);
+		pp_arg(p, DWV_ARG_INT, acc);
+		return;
+	case DWV_T_POINTER:
+		if (die_type(&rt.die, &inner) == 0 && is_char_type(&inner)) {
+			fputs("%s", p->f);
+			pp_arg(p, DWV_ARG_STRING, acc);
+			return;
+		}
+		if (deep && depth < 2 && die_type(&rt.die, &inner) == 0) {
+			struct dwv_type it;
+
+			dwv_resolve_type(&inner, &it);
+			if (it.kind == DWV_T_STRUCT || it.kind == DWV_T_UNION) {
+				struct dwv_access sub = *acc;
+
+				sub.ops = NULL;
+				sub.nops = 0;
+				for (int i = 0; i < acc->nops; i++)
+					add_op(&sub, acc->ops[i].kind, acc->ops[i].n);
+				add_op(&sub, DWV_OP_LOAD_PTR, 0);
+				pp_value(p, &sub, &inner, deep, depth + 1);
+				free(sub.ops);
+				return;
+			}
+		}
+		fputs("%p", p->f);
+		pp_arg(p, DWV_ARG_INT, acc);
+		return;
+	case DWV_T_ARRAY:
+		if (die_type(&rt.die, &inner) == 0 && is_char_type(&inner) && in_memory(acc)) {
+			fputs("%s", p->f);
+			pp_arg(p, DWV_ARG_CHARS, acc);
+			return;
+		}
+		if (die_type(&rt.die, &inner) == 0 && rt.count > 0 && rt.count <= 64 && in_memory(acc)) {
+			struct dwv_type et;
+
+			dwv_resolve_type(&inner, &et);
+			fputc('[', p->f);
+			for (int64_t i = 0; i < rt.count; i++) {
+				struct dwv_access sub = *acc;
+
+				sub.ops = NULL;
+				sub.nops = 0;
+				for (int k = 0; k < acc->nops; k++)
+					add_op(&sub, acc->ops[k].kind, acc->ops[k].n);
+				add_op(&sub, DWV_OP_ADD, i * et.size);
+				if (i)
+					fputs(", ", p->f);
+				pp_value(p, &sub, &inner, deep, depth + 1);
+				free(sub.ops);
+			}
+			fputc(']', p->f);
+			return;
+		}
+		fputs("[...]", p->f);
+		return;
+	case DWV_T_STRUCT:
+	case DWV_T_UNION: {
+		Dwarf_Die c;
+		int first = 1;
+
+		if (!in_memory(acc) || depth > 4) {
+			fputs("{...}", p->f);
+			return;
+		}
+		fputc('{', p->f);
+		if (dwarf_child(&rt.die, &c) == 0) {
+			do {
+				const char *nm = die_name(&c);
+				Dwarf_Die mt;
+				struct dwv_type mrt;
+				int64_t off;
+				int bs, bo;
+				struct dwv_access sub = *acc;
+
+				if (dwarf_tag(&c) != DW_TAG_member || !nm || die_type(&c, &mt) < 0 ||
+				    dwv_resolve_type(&mt, &mrt) < 0 ||
+				    member_offset(&c, &off, &bs, &bo, mrt.size) < 0)
+					continue;
+				fprintf(p->f, "%s.%s=", first ? "" : ", ", nm);
+				first = 0;
+				sub.ops = NULL;
+				sub.nops = 0;
+				for (int k = 0; k < acc->nops; k++)
+					add_op(&sub, acc->ops[k].kind, acc->ops[k].n);
+				add_op(&sub, DWV_OP_ADD, off);
+				sub.bit_size = bs;
+				sub.bit_offset = bo;
+				sub.type = mrt;
+				pp_value(p, &sub, &mt, deep, depth + 1);
+				free(sub.ops);
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		fputc('}', p->f);
+		return;
+	}
+	default:
+		fputc('?', p->f);
+		return;
+	}
+}
+
+static void pp_begin(struct pp *p, struct dwq_mod *m, struct dwv_pretty *out)
+{
+	memset(p, 0, sizeof *p);
+	memset(out, 0, sizeof *out);
+	p->m = m;
+	p->out = out;
+	p->f = open_memstream(&p->fmt, &p->fmtlen);
+	if (!p->f)
+		abort();
+}
+
+static void pp_end(struct pp *p)
+{
+	fclose(p->f);
+	p->out->fmt = p->fmt;
+}
+
+int dwv_pretty_var(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
+		   int nsteps, int deep, struct dwv_pretty *out, char *err, size_t errlen)
+{
+	struct dwv_access acc;
+	struct pp p;
+	Dwarf_Die t;
+
+	if (dwv_access(m, var, steps, nsteps, &acc, err, errlen) < 0)
+		return -1;
+	pp_begin(&p, m, out);
+	t = acc.type.die;
+	if (acc.addr_of || !acc.type.has_die) {
+		fputs("%p", p.f);
+		pp_arg(&p, DWV_ARG_INT, &acc);
+	} else {
+		pp_value(&p, &acc, &t, deep, 0);
+	}
+	pp_end(&p);
+	dwv_access_free(&acc);
+	return 0;
+}
+
+int dwv_pretty_scope(struct dwq_mod *m, uint64_t pc, enum dwv_which which, int suffix,
+		     struct dwv_pretty *out, char *err, size_t errlen)
+{
+	struct dwv_vars vars;
+	struct pp p;
+
+	if (dwv_scope_vars(m, pc, which, &vars, err, errlen) < 0)
+		return -1;
+	pp_begin(&p, m, out);
+	for (size_t i = 0; i < vars.n; i++) {
+		struct dwv_var *v = &vars.v[i];
+		struct dwv_access acc;
+
+		fprintf(p.f, "%s%s=", i ? " " : "", v->name);
+		if (!v->located || dwv_access(m, v, NULL, 0, &acc, NULL, 0) < 0) {
+			fputc('?', p.f);
+			continue;
+		}
+		if (suffix == 0 || !acc.type.has_die) {
+			if (acc.type.kind == DWV_T_STRUCT || acc.type.kind == DWV_T_UNION ||
+			    acc.type.kind == DWV_T_ARRAY || acc.type.kind == DWV_T_FLOAT) {
+				fputc('?', p.f); /* not a scalar: SystemTap prints these only with $ */
+			} else {
+				fputs("%#x", p.f);
+				pp_arg(&p, DWV_ARG_INT, &acc);
+			}
+		} else {
+			Dwarf_Die t = acc.type.die;
+
+			pp_value(&p, &acc, &t, suffix == 2, 0);
+		}
+		dwv_access_free(&acc);
+	}
+	pp_end(&p);
+	dwv_vars_free(&vars);
+	return 0;
+}
+
+void dwv_pretty_free(struct dwv_pretty *p)
+{
+	for (int i = 0; i < p->nargs; i++) {
+		free(p->args[i].acc.ops);
+		free(p->args[i].acc.type_name);
+	}
+	free(p->args);
+	free(p->fmt);
+	memset(p, 0, sizeof *p);
+}
