@@ -21,7 +21,7 @@ enum {
 	F_SIGN = 32, F_LARGE = 64,
 };
 
-/* Where printf text goes when no destination buffer is given. */
+/* printf's bound on width and precision (sprintf's is MAXSTRINGLEN). */
 #define STP_PRINT_CLAMP 8192
 
 void _stp_strbuf_put(struct _stp_strbuf *b, const char *s, size_t n)
@@ -155,7 +155,7 @@ static void fmt_memory(struct _stp_context *c, struct _stp_strbuf *b, const char
 	if (conv == 's') {
 		if (!s)
 			s = "";
-		len = strnlen(s, precision < 0 ? (size_t)STP_PRINT_CLAMP : (size_t)precision);
+		len = precision < 0 ? strlen(s) : strnlen(s, (size_t)precision);
 	} else {
 		len = precision > 0 ? (size_t)precision : 1;
 		mem = malloc(len);
@@ -235,7 +235,9 @@ void _stp_format_buf(struct _stp_context *c, struct _stp_strbuf *b, const char *
 		     const struct _stp_val *args, int nargs)
 {
 	int argi = 0;
-	int size = b->limit ? (int)b->limit : STP_PRINT_CLAMP;
+	int size = b->limit ? (int)b->limit
+			    : _stp_maxstringlen > STP_PRINT_CLAMP ? (int)_stp_maxstringlen
+								  : STP_PRINT_CLAMP;
 #define NEXT_ARG() (argi < nargs ? &args[argi++] : &zero)
 	static const struct _stp_val zero = { 0, "" };
 

@@ -130,8 +130,7 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 		pp = &(*pp)->next;
 	*pp = pr;
 	pt_debug("probe at %#llx in %d: %s (%s)", (unsigned long long)addr, (int)p->pid,
-		 bk->insn.text,
-		 bk->insn.kind == STP_X86_OOL ? "out of line" : "emulated");
+		 bk->insn.text, bk->insn.kind == STP_X86_OOL ? "out of line" : "emulated");
 	if (out)
 		*out = pr;
 	return 0;
@@ -251,12 +250,35 @@ int _stp_pt_frames_copy(struct _stp_pt_thread *to, const struct _stp_pt_thread *
 	return 0;
 }
 
+/* Among the frames on top whose sp is `sp`, drop those for which
+ * gone(frame) says the stack slot of their return address was reused. */
+static void frames_drop_reused(struct _stp_pt_thread *t, uint64_t sp, uint64_t ret_addr,
+			       const struct _stp_pt_probe *same_probe)
+{
+	size_t lo = t->nframes, k;
+
+	while (lo > 0 && t->frames[lo - 1].sp == sp)
+		lo--;
+	k = lo;
+	for (size_t i = lo; i < t->nframes; i++) {
+		struct pt_frame *f = &t->frames[i];
+		if (f->ret_addr != ret_addr || f->probe == same_probe)
+			frame_drop(t, f);
+		else
+			t->frames[k++] = *f;
+	}
+	t->nframes = k;
+}
+
 static void run_returns(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 {
 	uint64_t sp = t->regs.rsp;
 	struct _stp_pt_session *s = t->proc->s;
 
+	/* below sp: gone; at sp but for another return address: the slot
+	 * was reused, gone too (longjmp or an exception, then a call) */
 	frames_unwind(t, sp, 0);
+	frames_drop_reused(t, sp, bk->addr, NULL);
 	while (t->nframes) {
 		struct pt_frame f = t->frames[t->nframes - 1];
 		if (f.sp != sp || f.ret_addr != bk->addr)
@@ -291,10 +313,13 @@ static int run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 			int rc = 0;
 			struct _stp_pt_bkpt *rb;
 
-			/* frames at or below this one's are gone */
+			/* frames below this one's are gone; so are those at the same
+			 * place for another return address or the same probe (a
+			 * tail call from one probed function to another keeps both) */
 			frames_unwind(t, t->regs.rsp, 1);
-			if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0 &&
-			    (rb = bk_get(mm, ra, &rc)) && (f = frame_push(t))) {
+			if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0)
+				frames_drop_reused(t, t->regs.rsp + 8, ra, p);
+			if (ra && (rb = bk_get(mm, ra, &rc)) && (f = frame_push(t))) {
 				f->sp = t->regs.rsp + 8;
 				f->ret_addr = ra;
 				f->probe = p;
@@ -375,7 +400,7 @@ static int bk_slot(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 			continue;
 		}
 		/* jmp *0(%rip); .quad back */
-		static const uint8_t jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+		static const uint8_t jmp[6] = {0xff, 0x25, 0, 0, 0, 0};
 		memcpy(code + n, jmp, 6);
 		memcpy(code + n + 6, &back, 8);
 		if ((rc = _stp_pt_mm_write(mm, slot, code, (size_t)n + 14)) < 0)
@@ -389,9 +414,13 @@ static int bk_slot(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 static int displaced(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 {
 	struct _stp_pt_session *s = t->proc->s;
-	struct _stp_x86_mem_ops ops = { mem_read_cb, mem_write_cb, t };
+	struct _stp_x86_mem_ops ops = {mem_read_cb, mem_write_cb, t};
 	int rc;
 
+	/* A push emulated costs a write into the target (a system call);
+	 * its copy in the scratch page costs nothing more than the hit. */
+	if (bk->insn.kind == STP_X86_PUSH && !t->step_mode && bk_slot(t, bk) == 0)
+		goto out_of_line;
 	if (bk->insn.kind != STP_X86_OOL &&
 	    (rc = _stp_x86_emulate(&bk->insn, bk->addr, &t->regs, &ops)) == 1) {
 		t->regs_dirty = 1;
@@ -412,6 +441,7 @@ static int displaced(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	}
 	if ((rc = bk_slot(t, bk)) < 0)
 		return rc;
+out_of_line:
 	t->regs.rip = bk->slot;
 	t->regs_dirty = 1;
 	s->stats.stepped++;
@@ -471,19 +501,36 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	return rc;
 }
 
-/* During detach: a thread stopped in a hit it has not reported is put
- * back before the int3 so it re-runs the original instruction. */
-void _stp_pt_rewind_if_hit(struct _stp_pt_thread *t)
+/* Before detaching: a thread stopped in a scratch slot (about to run the
+ * copy, or about to jump back) is put where the original instruction is,
+ * or after it, so the scratch pages can go. */
+int _stp_pt_leave_scratch(struct _stp_pt_thread *t)
 {
-	struct _stp_pt_bkpt *bk;
+	struct pt_mm *mm = t->proc->mm;
+	int inside = 0;
 
-	if (_stp_pt_fetch_regs(t) < 0)
-		return;
-	bk = _stp_pt_bk_find(t->proc->mm, t->regs.rip - 1);
-	if (bk) {
-		t->regs.rip = bk->addr;
-		t->regs_dirty = 1;
+	if (!mm || !mm->scratch || _stp_pt_fetch_regs(t) < 0)
+		return 0;
+	for (struct pt_scratch *sc = mm->scratch; sc; sc = sc->next)
+		if (t->regs.rip >= sc->addr && t->regs.rip < sc->addr + PT_SCRATCH_SIZE)
+			inside = 1;
+	if (!inside)
+		return 0;
+	for (int b = 0; b < PT_BK_BUCKETS; b++) {
+		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
+			if (!bk->slot)
+				continue;
+			if (t->regs.rip == bk->slot)
+				t->regs.rip = bk->addr;
+			else if (t->regs.rip == bk->slot + bk->insn.len)
+				t->regs.rip = bk->addr + bk->insn.len;
+			else
+				continue;
+			t->regs_dirty = 1;
+			return 0;
+		}
 	}
+	return -EFAULT; /* cannot happen: slots hold one instruction and a jump */
 }
 
 /* Remove every int3 of an address space (all its threads stopped). */

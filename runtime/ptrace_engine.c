@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -23,9 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PT_OPTIONS                                                                       \
-	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |                \
-	 PTRACE_O_TRACEEXEC)
+#define PT_OPTIONS \
+	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | \
+	 PTRACE_O_TRACESYSGOOD)
 
 int _stp_pt_debug_on;
 
@@ -168,6 +169,13 @@ static void queue_status(struct _stp_pt_thread *t, int st)
 	s->pending_tail = &t->pending_next;
 }
 
+/* t died while we were making it run something: the loop handles it. */
+void _stp_pt_requeue_exit(struct _stp_pt_thread *t, int st)
+{
+	t->state = PT_STOPPED;
+	queue_status(t, st);
+}
+
 static struct _stp_pt_thread *dequeue(struct _stp_pt_session *s)
 {
 	struct _stp_pt_thread *t = s->pending;
@@ -302,6 +310,8 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 		req = PTRACE_SINGLESTEP;
 	} else if (t->step_mode == _STP_PT_STEP_BLOCK) {
 		req = PTRACE_SINGLEBLOCK;
+	} else if (t->proc->syscall_fn) {
+		req = PTRACE_SYSCALL;
 	}
 	t->resume_sig = 0;
 	t->regs_valid = 0;
@@ -415,11 +425,31 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
  * traced process shares it), then PTRACE_DETACH each (stopped) thread. */
 static void release(struct _stp_pt_proc *p)
 {
-	if (p->mm && p->mm->refs == 1)
-		_stp_pt_mm_remove_all(p->mm);
+	struct pt_mm *mm = p->mm;
+
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
 		if (t->ool_active)
 			_stp_pt_ool_finish(t);
+		if (_stp_pt_leave_scratch(t) < 0)
+			mm = NULL; /* keep the scratch pages: a thread needs them */
+	}
+	if (mm && mm->refs == 1) {
+		_stp_pt_mm_remove_all(mm);
+		/* unmap the scratch pages, so the process is as it was (a signal
+		 * handler interrupted inside a slot would return to nothing: see
+		 * doc/ptrace-quirks.md) */
+		while (mm->scratch && p->threads) {
+			struct pt_scratch *sc = mm->scratch;
+			if (_stp_pt_inject_munmap(p->threads, sc->addr) < 0)
+				pt_debug("munmap %#llx in %d failed", (unsigned long long)sc->addr,
+					 (int)p->pid);
+			mm->scratch = sc->next;
+			free(sc);
+		}
+	} else if (p->mm && p->mm->refs == 1) {
+		_stp_pt_mm_remove_all(p->mm);
+	}
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
 		if (t->regs_dirty && ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
 			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
 		if (ptrace(PTRACE_DETACH, t->tid, 0, (long)t->resume_sig) < 0)
@@ -514,11 +544,40 @@ static void thread_gone(struct _stp_pt_thread *t, int st)
 		s->cb.thread_exit(t, st, s->user);
 	thread_free(t);
 	if (p->nthreads == 0) {
-		pt_debug("%d: ended (status %#x)", (int)p->pid, p->leader_gone ? p->leader_status : st);
+		pt_debug("%d: ended (status %#x)", (int)p->pid,
+			 p->leader_gone ? p->leader_status : st);
 		if (s->cb.proc_exit && p->follow)
 			s->cb.proc_exit(p, p->leader_gone ? p->leader_status : st, s->user);
 		proc_free(p);
 	}
+}
+
+/* A system call entry or exit (PTRACE_O_TRACESYSGOOD marks them). */
+static void syscall_stop(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_proc *p = t->proc;
+	struct __ptrace_syscall_info si;
+
+	if (!p->syscall_fn || p->s->detaching ||
+	    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof si, &si) <= 0)
+		return;
+	if (si.op != PTRACE_SYSCALL_INFO_ENTRY && si.op != PTRACE_SYSCALL_INFO_EXIT)
+		return;
+	t->probe_point = si.instruction_pointer;
+	p->s->in_handler = 1;
+	p->syscall_fn(t, si.op == PTRACE_SYSCALL_INFO_EXIT,
+		      si.op == PTRACE_SYSCALL_INFO_ENTRY ? (long)si.entry.nr : (long)t->last_syscall,
+		      p->syscall_data);
+	p->s->in_handler = 0;
+	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
+		t->last_syscall = (long)si.entry.nr;
+}
+
+int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data)
+{
+	p->syscall_fn = fn;
+	p->syscall_data = data;
+	return 0;
 }
 
 /* A stop of t, not collected by a stop-all. */
@@ -526,7 +585,7 @@ static void process_stop(struct _stp_pt_thread *t, int st)
 {
 	struct _stp_pt_proc *p = t->proc;
 	struct _stp_pt_session *s = p->s;
-	int ev = (unsigned)st >> 16, sig = WSTOPSIG(st);
+	int ev = (unsigned)st >> 16, sig = WSTOPSIG(st), released;
 
 	s->stats.stops++;
 	t->state = PT_STOPPED;
@@ -550,16 +609,19 @@ static void process_stop(struct _stp_pt_thread *t, int st)
 		ev_child(t, ev);
 		break;
 	case PTRACE_EVENT_EXEC:
+		released = p->release_on_exec;
 		ev_exec(t);
-		if (!_stp_pt_find(s, p->pid))
-			return; /* released at exec */
+		if (released)
+			return; /* p and t are gone */
 		break;
 	case PTRACE_EVENT_STOP:
 		t->group_stop = is_stop_sig(sig);
 		break;
 	case 0:
 		t->group_stop = 0;
-		if (sig == SIGTRAP) {
+		if (sig == (SIGTRAP | 0x80)) {
+			syscall_stop(t);
+		} else if (sig == SIGTRAP) {
 			handle_trap(t);
 		} else {
 			if (t->ool_active)
@@ -609,8 +671,8 @@ static void on_wait(struct _stp_pt_session *s, pid_t pid, int st)
 	t->state = PT_STOPPED;
 	if (WIFSTOPPED(st) && t->interrupt_pending) {
 		t->interrupt_pending = 0;
-		if (t->proc->stopping && (st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
-		    !t->new_thread)
+		if (t->proc->stopping && (st >> 16) == PTRACE_EVENT_STOP &&
+		    WSTOPSIG(st) == SIGTRAP && !t->new_thread)
 			return; /* the stop we asked for */
 	}
 	if (t->proc->stopping || t->has_status) {
@@ -647,7 +709,7 @@ int _stp_pt_dispatch(struct _stp_pt_session *s)
 int _stp_pt_wait(struct _stp_pt_session *s, int timeout_ms)
 {
 	int n = _stp_pt_dispatch(s), st;
-	struct timespec ms = { 0, 1000000 };
+	struct timespec ms = {0, 1000000};
 	pid_t pid;
 
 	if (n > 0 || timeout_ms == 0)
@@ -684,6 +746,40 @@ static int any_running(struct _stp_pt_proc *p)
 	return 0;
 }
 
+/* A thread that is a zombie never stops: the leader after pthread_exit()
+ * is not reported until the other threads are gone. */
+static int is_zombie(struct _stp_pt_thread *t)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)t->proc->pid, (int)t->tid);
+	if (!(f = fopen(path, "re")))
+		return 1;
+	p = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* A SIGTRAP queued for t but not delivered yet: an int3 hit caught by
+ * our interrupt first (the interrupt stop comes before the pending signal
+ * is dequeued). Detached like that, the thread would die of it. */
+static int sigtrap_pending(struct _stp_pt_thread *t)
+{
+	char path[64], line[128];
+	unsigned long long pnd = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)t->proc->pid, (int)t->tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "SigPnd: %llx", &pnd) == 1)
+			break;
+	fclose(f);
+	return (pnd >> (SIGTRAP - 1)) & 1;
+}
+
 /* Interrupt every running thread of p and wait until all are stopped;
  * their events are queued, not handled. Ends with _stp_pt_stop_all_end. */
 int _stp_pt_stop_all(struct _stp_pt_proc *p)
@@ -699,14 +795,39 @@ int _stp_pt_stop_all(struct _stp_pt_proc *p)
 		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
 			t->interrupt_pending = 1;
 	}
-	while (any_running(p)) {
-		pid = waitpid(-1, &st, __WALL);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
+	for (int idle = 0; any_running(p);) {
+		pid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (pid < 0 && errno != EINTR)
 			return -errno;
+		if (pid > 0) {
+			on_wait(s, pid, st);
+			idle = 0;
+			continue;
 		}
-		on_wait(s, pid, st);
+		/* nothing yet: every 64 ms, look for zombies (they will not stop;
+		 * their exit comes later and is handled then) */
+		if (++idle % 64 == 0)
+			for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
+				if (t->state == PT_RUNNING && is_zombie(t))
+					t->state = PT_GONE;
+		usleep(1000);
+	}
+	/* let pending int3 traps be reported (as a stop, before any
+	 * instruction runs), so they are handled and not left behind */
+	int again = 0;
+	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
+		if (t->state == PT_STOPPED && !t->has_status && sigtrap_pending(t) &&
+		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			t->state = PT_RUNNING;
+			t->regs_valid = 0;
+			t->interrupt_pending = 1; /* no new interrupt: it would
+						   * come first again */
+			again = 1;
+		}
+	}
+	if (again) {
+		p->stopping--;
+		return _stp_pt_stop_all(p);
 	}
 	return 0;
 }
@@ -722,7 +843,7 @@ void _stp_pt_stop_all_end(struct _stp_pt_proc *p)
 /* ---- launching and attaching ---- */
 
 struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, void *user,
-					      int options)
+					    int options)
 {
 	struct _stp_pt_session *s = calloc(1, sizeof *s);
 
@@ -758,37 +879,46 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 	int st;
 	pid_t pid;
 
-	pid = fork();
-	if (pid < 0)
+	int errpipe[2], err = 0;
+
+	/* the child reports a failed exec through a close-on-exec pipe */
+	if (pipe2(errpipe, O_CLOEXEC) < 0)
 		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = errno;
+		close(errpipe[0]);
+		close(errpipe[1]);
+		return -err;
+	}
 	if (pid == 0) {
 		/* wait for the tracer to seize us, then become the program */
+		close(errpipe[0]);
 		raise(SIGSTOP);
 		if (s->options & _STP_PT_SHELL)
 			execl("/bin/sh", "sh", "-c", argv[0], (char *)NULL);
 		else
 			execvp(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		err = errno;
+		if (write(errpipe[1], &err, sizeof err) < 0)
+			_exit(126);
 		_exit(127);
 	}
+	close(errpipe[1]);
 	if (waitpid(pid, &st, WUNTRACED) < 0 || !WIFSTOPPED(st)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return -ECHILD;
+		err = ECHILD;
+		goto kill_child;
 	}
 	if (ptrace(PTRACE_SEIZE, pid, 0, PT_OPTIONS | PTRACE_O_EXITKILL) < 0) {
-		int e = errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		return -e;
+		err = errno;
+		goto kill_child;
 	}
 	p = proc_new(s, pid);
 	if (!p || !(t = thread_new(p, pid)) || !(p->mm = _stp_pt_mm_new(pid))) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
 		if (p)
 			proc_free(p);
-		return -ENOMEM;
+		err = ENOMEM;
+		goto kill_child;
 	}
 	p->hold = 1;
 	kill(pid, SIGCONT);
@@ -797,11 +927,16 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		if (waitpid(pid, &st, __WALL) < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			err = errno;
+			close(errpipe[0]);
+			return -err;
 		}
 		if (!WIFSTOPPED(st)) {
+			if (read(errpipe[0], &err, sizeof err) != sizeof err || err <= 0)
+				err = ENOEXEC;
+			close(errpipe[0]);
 			thread_gone(t, st);
-			return -ENOEXEC;
+			return -err;
 		}
 		if ((st >> 16) == PTRACE_EVENT_EXEC) {
 			t->state = PT_STOPPED;
@@ -812,10 +947,29 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		ptrace(PTRACE_CONT, pid, 0,
 		       (long)((st >> 16) == 0 && WSTOPSIG(st) != SIGSTOP ? WSTOPSIG(st) : 0));
 	}
+	close(errpipe[0]);
 	pt_debug("launched %s as %d", argv[0], (int)pid);
 	if (out)
 		*out = p;
 	return 0;
+kill_child:
+	close(errpipe[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -err;
+}
+
+static int proc_is_zombie(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	p = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[2] == 'Z';
 }
 
 int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **out)
@@ -838,7 +992,7 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 
 		added = 0;
 		if (!d) {
-			rc = -errno;
+			rc = errno == ENOENT ? -ESRCH : -errno;
 			goto fail;
 		}
 		while ((de = readdir(d))) {
@@ -848,12 +1002,15 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 			if (tid <= 0 || _stp_pt_find(s, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, PT_OPTIONS) < 0) {
-				if (tid == pid) {
+				if (tid == pid && !proc_is_zombie(pid)) {
 					rc = -errno;
 					closedir(d);
 					goto fail;
 				}
-				continue; /* gone, or already ours by TRACECLONE */
+				/* gone, ours by TRACECLONE already, or a leader
+				 * that called pthread_exit (a zombie: cannot be
+				 * traced, and runs nothing) */
+				continue;
 			}
 			if (!(t = thread_new(p, tid))) {
 				closedir(d);
@@ -866,8 +1023,9 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 		}
 		closedir(d);
 	} while (added);
-	if (!(p->mm = _stp_pt_mm_new(pid))) {
-		rc = -EACCES;
+	/* the memory through a live thread (a zombie leader has none) */
+	if (!p->threads || !(p->mm = _stp_pt_mm_new(p->threads->tid))) {
+		rc = p->threads ? -EACCES : -ESRCH;
 		goto fail;
 	}
 	if ((rc = _stp_pt_stop_all(p)) < 0)
@@ -890,7 +1048,6 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 {
 	struct _stp_pt_session *s = p->s;
 	struct _stp_pt_thread *t, *next;
-	pid_t pid = p->pid;
 	int more = 0;
 
 	for (t = p->threads; t; t = next) {
@@ -918,10 +1075,9 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 			ev_child(t, ev);
 			more = 1;
 		} else if (ev == PTRACE_EVENT_EXEC) {
+			int released = p->release_on_exec;
 			ev_exec(t);
-			if (!_stp_pt_find(s, pid))
-				return -ESRCH;
-			return 1;
+			return released ? -ESRCH : 1;
 		} else if (ev == PTRACE_EVENT_STOP) {
 			t->group_stop = is_stop_sig(sig);
 		} else if (ev == 0 && sig == SIGTRAP) {

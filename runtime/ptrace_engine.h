@@ -13,7 +13,10 @@
  *
  * Everything is per session; a thread's context (struct _stp_pt_thread) is
  * the first argument of the calls that act on one thread. Functions return
- * 0 or a negative errno value and never exit the process.
+ * 0 or a negative errno value and never exit the process. All calls must
+ * come from one thread of the tracer (ptrace requests are only accepted
+ * from the thread that attached). STAP_PTRACE_DEBUG=1 in the environment
+ * (or _stp_pt_set_debug) prints what the engine does on stderr.
  *
  * The event loop. The engine reaps events with waitpid(-1, __WALL), so it
  * owns every child of the tracer process (a child it does not know is
@@ -73,11 +76,11 @@ enum {
 	_STP_PT_FOLLOW_FORK = 1, /* trace fork/vfork children (else clean and
 				  * release them: their copy of memory gets
 				  * every breakpoint removed) */
-	_STP_PT_SHELL = 2,       /* _stp_pt_launch runs argv[0] via /bin/sh -c */
+	_STP_PT_SHELL = 2,	 /* _stp_pt_launch runs argv[0] via /bin/sh -c */
 };
 
 struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, void *user,
-					      int options);
+					    int options);
 /* Detaches everything still traced, then frees. */
 void _stp_pt_session_free(struct _stp_pt_session *s);
 
@@ -115,7 +118,9 @@ int _stp_pt_detach_all(struct _stp_pt_session *s);
  * need the process stopped. */
 int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler entry,
 		      _stp_pt_handler ret, void *data, struct _stp_pt_probe **out);
-/* Remove one probe (stops the process's other threads briefly). */
+/* Remove one probe; its int3 goes when no other probe or pending return
+ * needs it. Safe while threads run (a thread that already trapped on it is
+ * rewound to run the original instruction). Not from a handler (-EBUSY). */
 int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr);
 uint64_t _stp_pt_probe_addr(const struct _stp_pt_probe *pr);
 /* Number of times the probe's entry (resp. return) fired. */
@@ -153,6 +158,16 @@ void **_stp_pt_thread_user(struct _stp_pt_thread *t);
 void **_stp_pt_proc_user(struct _stp_pt_proc *p);
 void *_stp_pt_session_user(struct _stp_pt_session *s);
 
+/* System call probes: fn(t, is_exit, nr, data) runs at every system call
+ * entry and exit of every thread of p, present and future (and of followed
+ * children), with the thread stopped: arguments in the registers (rdi,
+ * rsi, rdx, r10, r8, r9), the return value in rax at exit. An exit may come
+ * without its entry (a call already running when this was switched on) and
+ * an entry without its exit (exit, exec). fn NULL: off. Two stops per
+ * system call of p while on; single-step mode takes precedence. */
+typedef void (*_stp_pt_syscall_fn)(struct _stp_pt_thread *t, int is_exit, long nr, void *data);
+int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data);
+
 /* Single-step (each instruction) or single-block (each taken branch where
  * the processor honours BTF) one thread: from its next resume on, every
  * trap calls fn(t, data) with the thread stopped. _STP_PT_STEP_NONE stops.
@@ -167,12 +182,12 @@ int _stp_pt_blockstep_honoured(void);
 
 /* Counters of a session, for the end-of-run report. */
 struct _stp_pt_stats {
-	uint64_t stops;     /* ptrace stops handled */
-	uint64_t hits;      /* entry probe hits */
-	uint64_t returns;   /* return probe hits */
-	uint64_t emulated;  /* displaced instructions emulated */
-	uint64_t stepped;   /* displaced instructions run out of line */
-	uint64_t errors;    /* handler errors and engine failures */
+	uint64_t stops;	   /* ptrace stops handled */
+	uint64_t hits;	   /* entry probe hits */
+	uint64_t returns;  /* return probe hits */
+	uint64_t emulated; /* displaced instructions emulated */
+	uint64_t stepped;  /* displaced instructions run out of line */
+	uint64_t errors;   /* handler errors and engine failures */
 };
 void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st);
 

@@ -12,10 +12,10 @@
 #include <sys/types.h>
 
 extern int _stp_pt_debug_on;
-#define pt_debug(...)                                                                    \
-	do {                                                                             \
-		if (_stp_pt_debug_on)                                                    \
-			_stp_pt_msg(__VA_ARGS__);                                        \
+#define pt_debug(...)                             \
+	do {                                      \
+		if (_stp_pt_debug_on)             \
+			_stp_pt_msg(__VA_ARGS__); \
 	} while (0)
 void _stp_pt_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -25,20 +25,20 @@ struct _stp_pt_probe {
 	_stp_pt_handler entry, ret;
 	void *data;
 	uint64_t hits, returns;
-	int dead;                  /* removed; kept for frames naming it */
+	int dead; /* removed; kept for frames naming it */
 	struct _stp_pt_probe *next;
 };
 
 /* One int3 in one address space. */
 struct _stp_pt_bkpt {
 	uint64_t addr;
-	uint8_t orig;              /* the byte the int3 replaced */
+	uint8_t orig;		   /* the byte the int3 replaced */
 	struct _stp_x86_insn insn; /* the displaced instruction */
-	uint64_t slot;             /* its out-of-line copy, 0 until needed */
-	int live;                  /* the int3 is in memory (else a tombstone:
+	uint64_t slot;		   /* its out-of-line copy, 0 until needed */
+	int live;		   /* the int3 is in memory (else a tombstone:
 				    * a hit already taken is still recognised) */
 	struct _stp_pt_probe *probes;
-	int ret_refs;              /* frames waiting for a return here */
+	int ret_refs;		   /* frames waiting for a return here */
 	struct _stp_pt_bkpt *next; /* hash chain */
 };
 
@@ -56,8 +56,8 @@ struct pt_scratch {
  * child until it execs. */
 struct pt_mm {
 	int refs;
-	int memfd;          /* /proc/PID/mem */
-	pid_t pid;          /* a task using it (for messages, reopening) */
+	int memfd; /* /proc/PID/mem */
+	pid_t pid; /* a task using it (for messages, reopening) */
 	struct _stp_pt_bkpt *bk[PT_BK_BUCKETS];
 	size_t nbk;
 	struct pt_scratch *scratch;
@@ -67,7 +67,7 @@ struct pt_mm {
 
 /* A return probe's frame, waiting for its function to return. */
 struct pt_frame {
-	uint64_t sp;         /* RSP after the return (entry RSP + 8) */
+	uint64_t sp; /* RSP after the return (entry RSP + 8) */
 	uint64_t ret_addr;
 	struct _stp_pt_probe *probe;
 	uint64_t data;
@@ -79,18 +79,19 @@ struct _stp_pt_thread {
 	pid_t tid;
 	struct _stp_pt_proc *proc;
 	enum pt_tstate state;
-	int status;          /* unhandled wait status (has_status) */
+	int status; /* unhandled wait status (has_status) */
 	int has_status;
 	int interrupt_pending;
-	int new_thread;      /* its first stop is still to come */
-	int group_stop;      /* in group-stop: resume with LISTEN */
-	int resume_sig;      /* signal to deliver when resumed */
+	int new_thread; /* its first stop is still to come */
+	int group_stop; /* in group-stop: resume with LISTEN */
+	int resume_sig; /* signal to deliver when resumed */
 	int regs_valid, regs_dirty;
 	struct user_regs_struct regs;
 	/* out of line: stepping the copy of the instruction at ool_orig */
 	int ool_active;
 	uint64_t ool_orig, ool_slot;
 	int ool_len;
+	long last_syscall; /* nr of the last system call entry seen */
 	/* single-step mode */
 	int step_mode;
 	_stp_pt_step_fn step_fn;
@@ -101,8 +102,8 @@ struct _stp_pt_thread {
 	uint64_t *cur_frame_data;
 	uint64_t probe_point;
 	void *user;
-	struct _stp_pt_thread *next;       /* in proc */
-	struct _stp_pt_thread *hnext;      /* in session tid hash */
+	struct _stp_pt_thread *next;	     /* in proc */
+	struct _stp_pt_thread *hnext;	     /* in session tid hash */
 	struct _stp_pt_thread *pending_next; /* in session pending queue */
 };
 
@@ -112,11 +113,13 @@ struct _stp_pt_proc {
 	struct pt_mm *mm;
 	struct _stp_pt_thread *threads;
 	int nthreads;
-	int hold;            /* keep stopped threads stopped (until resume) */
-	int stopping;        /* stop-all in progress: only collect events */
-	int follow;          /* a traced process (not one being released) */
+	int hold;	     /* keep stopped threads stopped (until resume) */
+	int stopping;	     /* stop-all in progress: only collect events */
+	int follow;	     /* a traced process (not one being released) */
 	int release_on_exec; /* a vfork child traced only until it execs */
 	int leader_status, leader_gone;
+	_stp_pt_syscall_fn syscall_fn; /* system call probes, or NULL */
+	void *syscall_data;
 	void *user;
 	struct _stp_pt_proc *next;
 };
@@ -149,6 +152,7 @@ int _stp_pt_fetch_regs(struct _stp_pt_thread *t);
 int _stp_pt_stop_all(struct _stp_pt_proc *p);
 void _stp_pt_stop_all_end(struct _stp_pt_proc *p);
 void _stp_pt_resume_thread(struct _stp_pt_thread *t);
+void _stp_pt_requeue_exit(struct _stp_pt_thread *t, int st);
 
 /* ptrace_mem.c */
 struct pt_mm *_stp_pt_mm_new(pid_t pid);
@@ -157,6 +161,7 @@ void _stp_pt_mm_put(struct pt_mm *mm);
 int _stp_pt_mm_read(struct pt_mm *mm, uint64_t addr, void *buf, size_t len);
 int _stp_pt_mm_write(struct pt_mm *mm, uint64_t addr, const void *buf, size_t len);
 int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t hint, uint64_t *addr);
+int _stp_pt_inject_munmap(struct _stp_pt_thread *t, uint64_t addr);
 
 /* ptrace_bkpt.c */
 struct _stp_pt_bkpt *_stp_pt_bk_find(struct pt_mm *mm, uint64_t addr);
@@ -165,7 +170,7 @@ void _stp_pt_ool_finish(struct _stp_pt_thread *t);
 int _stp_pt_mm_remove_all(struct pt_mm *mm);
 void _stp_pt_frames_clear(struct _stp_pt_thread *t);
 int _stp_pt_frames_copy(struct _stp_pt_thread *to, const struct _stp_pt_thread *from);
-void _stp_pt_rewind_if_hit(struct _stp_pt_thread *t);
+int _stp_pt_leave_scratch(struct _stp_pt_thread *t);
 
 /* ptrace_step.c */
 int _stp_pt_step_trap(struct _stp_pt_thread *t);

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,22 +127,32 @@ void _stp_pt_mm_put(struct pt_mm *mm)
 	free(mm);
 }
 
+/* process_vm_readv/writev first: cheaper per call than /proc/PID/mem
+ * (which takes a bounce page each time); /proc/PID/mem then for what they
+ * refuse: pages without the access (code, for breakpoints) and a vfork
+ * child's memory reached through its parent's pid. */
 int _stp_pt_mm_read(struct pt_mm *mm, uint64_t addr, void *buf, size_t len)
 {
+	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
 	if (addr > (uint64_t)INT64_MAX - len)
 		return -EFAULT;
+	if (process_vm_readv(mm->pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
 	n = pread(mm->memfd, buf, len, (off_t)addr);
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
 
 int _stp_pt_mm_write(struct pt_mm *mm, uint64_t addr, const void *buf, size_t len)
 {
+	struct iovec local = {(void *)buf, len}, remote = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
 	if (addr > (uint64_t)INT64_MAX - len)
 		return -EFAULT;
+	if (len <= 64 && process_vm_writev(mm->pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
 	n = pwrite(mm->memfd, buf, len, (off_t)addr);
 	return n == (ssize_t)len ? 0 : -EFAULT;
 }
@@ -149,13 +160,14 @@ int _stp_pt_mm_write(struct pt_mm *mm, uint64_t addr, const void *buf, size_t le
 /* An executable `syscall` instruction (0f 05) of the target, found without
  * writing anything: first in the vDSO, else in any executable mapping.
  * Other threads may run that code meanwhile; it is not changed. */
-static uint64_t find_syscall_insn(struct pt_mm *mm)
+static uint64_t find_syscall_insn(struct pt_mm *mm, pid_t tid)
 {
 	char path[64], line[512];
 	uint64_t found = 0;
 	FILE *f;
 
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)mm->pid);
+	/* the thread's view: a leader that called pthread_exit has no maps */
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)tid);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -224,32 +236,32 @@ static uint64_t free_gap_near(pid_t pid, uint64_t near)
 	return best;
 }
 
-/* Make thread t run mmap(hint, 4096, r-x, private anon) and return the
- * page. t must be stopped; its registers are restored afterwards. A signal
- * arriving meanwhile is kept for delivery when t resumes. */
-int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
+/* Make thread t run system call nr(a[0..5]) at the target's `syscall`
+ * instruction and return its result in *ret. t must be stopped; its
+ * registers are restored afterwards. A signal arriving meanwhile is kept
+ * for delivery when t resumes. */
+static int inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6], int64_t *ret)
 {
 	struct pt_mm *mm = t->proc->mm;
 	struct user_regs_struct saved, r;
-	uint64_t hint = near ? free_gap_near(mm->pid, near) : 0;
 	int st, rc = 0;
 
 	if (!mm->syscall_insn)
-		mm->syscall_insn = find_syscall_insn(mm);
+		mm->syscall_insn = find_syscall_insn(mm, t->tid);
 	if (!mm->syscall_insn)
 		return -ENOEXEC;
 	if ((rc = _stp_pt_fetch_regs(t)) < 0)
 		return rc;
 	saved = t->regs;
 	r = saved;
-	r.rax = SYS_mmap;
-	r.orig_rax = (unsigned long long)-1;
-	r.rdi = hint;
-	r.rsi = PT_SCRATCH_SIZE;
-	r.rdx = PROT_READ | PROT_EXEC;
-	r.r10 = MAP_PRIVATE | MAP_ANONYMOUS | (hint ? MAP_FIXED_NOREPLACE : 0);
-	r.r8 = (unsigned long long)-1;
-	r.r9 = 0;
+	r.rax = (unsigned long long)nr;
+	r.orig_rax = (unsigned long long)-1; /* no syscall restart on resume */
+	r.rdi = a[0];
+	r.rsi = a[1];
+	r.rdx = a[2];
+	r.r10 = a[3];
+	r.r8 = a[4];
+	r.r9 = a[5];
 	r.rip = mm->syscall_insn;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
 		return -errno;
@@ -258,7 +270,10 @@ int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
 			rc = -errno;
 			break;
 		}
-		if (waitpid(t->tid, &st, __WALL) < 0) {
+		pid_t w;
+		while ((w = waitpid(t->tid, &st, __WALL)) < 0 && errno == EINTR)
+			; /* a signal to the tracer: the thread still steps */
+		if (w < 0) {
 			rc = -errno;
 			break;
 		}
@@ -267,6 +282,7 @@ int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
 			/* died (SIGKILL): let the loop see the exit */
 			t->state = PT_RUNNING;
 			t->regs_valid = 0;
+			_stp_pt_requeue_exit(t, st);
 			return -ESRCH;
 		}
 		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0) {
@@ -283,15 +299,43 @@ int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
 		rc = -errno;
 	t->regs = saved;
 	t->regs_valid = 1;
+	if (rc == 0)
+		*ret = (int64_t)r.rax;
+	return rc;
+}
+
+/* Map a scratch page (r-x, private, anonymous) as near `near` as the
+ * address space allows, through thread t. */
+int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
+{
+	uint64_t hint = near ? free_gap_near(t->tid, near) : 0;
+	uint64_t a[6] = {hint,
+			 PT_SCRATCH_SIZE,
+			 PROT_READ | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS | (hint ? MAP_FIXED_NOREPLACE : 0),
+			 (uint64_t)-1,
+			 0};
+	int64_t ret;
+	int rc = inject_syscall(t, SYS_mmap, a, &ret);
+
 	if (rc < 0)
 		return rc;
-	if ((int64_t)r.rax < 0 && (int64_t)r.rax > -4096) {
-		if (hint && (int64_t)r.rax == -EEXIST)
+	if (ret < 0 && ret > -4096) {
+		if (hint && ret == -EEXIST)
 			return _stp_pt_inject_mmap(t, 0, addr);
-		return (int)(int64_t)r.rax;
+		return (int)ret;
 	}
-	*addr = r.rax;
-	pt_debug("scratch page %#llx in %d (near %#llx)", r.rax, (int)t->tid,
+	*addr = (uint64_t)ret;
+	pt_debug("scratch page %#llx in %d (near %#llx)", (unsigned long long)ret, (int)t->tid,
 		 (unsigned long long)near);
 	return 0;
+}
+
+int _stp_pt_inject_munmap(struct _stp_pt_thread *t, uint64_t addr)
+{
+	uint64_t a[6] = {addr, PT_SCRATCH_SIZE, 0, 0, 0, 0};
+	int64_t ret;
+	int rc = inject_syscall(t, SYS_munmap, a, &ret);
+
+	return rc < 0 ? rc : (int)ret;
 }

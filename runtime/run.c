@@ -108,12 +108,16 @@ static int timers_init(struct run *r, int64_t now)
 
 /* ---- handlers ---- */
 
-static void run_handler(struct run *r, const struct _stp_probe *p)
+static void run_handler(const struct _stp_probe *p)
 {
 	struct _stp_context c;
 
 	memset(&c, 0, sizeof c);
-	c.actionremaining = r->m->maxaction > 0 ? r->m->maxaction : 1000;
+	/* As SystemTap: begin/end/error probes get MAXACTION_INTERRUPTIBLE
+	 * (ten times MAXACTION); generated code may set its own budget. */
+	c.actionremaining = _stp_maxaction;
+	if (p->kind != STP_PROBE_TIMER)
+		c.actionremaining *= 10;
 	c.probe = p;
 	_stp_regex_reset();
 	p->handler(&c);
@@ -163,7 +167,7 @@ static void run_kind(struct run *r, enum _stp_probe_kind kind, enum _stp_session
 	qsort(v, (size_t)n, sizeof *v, by_sequence);
 	for (int i = 0; i < n; i++)
 		if (_stp_session_state == state)
-			run_handler(r, v[i]);
+			run_handler(v[i]);
 	free(v);
 }
 
@@ -191,7 +195,7 @@ static void fire_due_timers(struct run *r, int64_t now)
 		struct timer *t = &r->heap[0];
 		int64_t next = t->deadline + period(r, t->probe);
 
-		run_handler(r, t->probe);
+		run_handler(t->probe);
 		now = _stp_gettime_ns(CLOCK_MONOTONIC);
 		/* A handler slower than its period skips missed ticks rather
 		 * than firing in a burst. */
@@ -313,6 +317,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 	struct _stp_run_options none = { 0 };
 	struct run r = { .m = m, .o = o ? o : &none, .sigfd = -1 };
 	sigset_t oldmask;
+	int setup_failed = 0;
 
 	if (!m || m->abi_version != STP_ABI_VERSION) {
 		_stp_msg_error("module ABI version mismatch (%d vs %d)", m ? m->abi_version : -1,
@@ -332,7 +337,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		return 1;
 	}
 	if (_stp_target_start(o, &oldmask) < 0) {
-		_stp_error_count++;
+		setup_failed = 1;  /* said why; no probe ran, so no summary */
 	} else {
 		if (o->timeout_s > 0)
 			r.deadline = _stp_gettime_ns(CLOCK_MONOTONIC) +
@@ -345,6 +350,8 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 	free(r.heap);
 	close(r.sigfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	if (setup_failed)
+		return 1;
 	if (_stp_error_count || _stp_skipped_count)
 		_stp_msg_warn("Number of errors: %d, skipped probes: %d", _stp_error_count,
 			      _stp_skipped_count);

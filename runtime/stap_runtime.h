@@ -230,11 +230,11 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o);
 
 /* ---- tapset helpers (runtime/tapset_helpers.c, used by the tapset) ---- */
 
-/* text_str, text_strn, string_quoted: in escaped so that every character
- * is printable ASCII (\n, \", \ooo octal, \uXXXX for UTF-8, ...), into
- * dst of dstsize bytes. outlen caps the result's length (<= 0: dstsize-1);
- * quoted puts double quotes around it, and "..." after the closing quote
- * when the input did not fit. */
+/* text_str, text_strn, string_quoted: copy in to dst (dstsize bytes),
+ * escaped so that every character is printable ASCII (\n, \", \ooo octal,
+ * \uXXXX for UTF-8, ...). outlen caps the result's length (<= 0:
+ * dstsize-1); quoted puts double quotes around it, and "..." after the
+ * closing quote when the input did not fit. */
 void _stp_text_str(char *dst, size_t dstsize, const char *in, int64_t outlen, int quoted);
 
 #endif

@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ struct symentry {
 	struct symentry *next;
 	struct _stp_syminfo info;
 	char *module, *modpath, *name, *file; /* owned copies */
+	int line_done; /* file/line looked up (lazily: it reads DWARF) */
 };
 
 struct _stp_symtab {
@@ -314,7 +316,6 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 	if (st->main_path && !strcmp(st->main_path, name))
 		e->info.is_main = 1;
 	fill_symbol(e, mod, addr);
-	fill_line(e, mod, addr);
 }
 
 const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr)
@@ -326,12 +327,12 @@ const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr
 	for (e = st->buckets[b]; e; e = e->next)
 		if (e->info.addr == addr)
 			return &e->info;
-	if (st->stale || !st->dwfl)
+	/* A miss is rare (once per address): re-read the modules if the
+	 * mappings changed since the last report (dlopen, dlclose). */
+	if (st->stale || !st->dwfl || maps_hash(st->pid) != st->maps_hash)
 		report(st);
 	if (st->dwfl)
 		mod = dwfl_addrmodule(st->dwfl, addr);
-	if (!mod && st->dwfl && maps_hash(st->pid) != st->maps_hash && report(st) == 0)
-		mod = dwfl_addrmodule(st->dwfl, addr); /* mapped since the last report */
 	e = calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
@@ -361,13 +362,13 @@ size_t _stp_sym_usymdata(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 
 	if (i && i->name)
 		return put(buf, len,
-			   snprintf(buf, len, "%s+%#" PRIx64 "/%#" PRIx64 " [%s]", i->name, i->offset,
+			   snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", i->name, i->offset,
 				    i->size, i->module));
 	if (i && i->module)
 		return put(buf, len,
-			   snprintf(buf, len, "%#" PRIx64 "/%#" PRIx64 " [%s]", addr - i->modstart,
+			   snprintf(buf, len, "0x%" PRIx64 "/0x%" PRIx64 " [%s]", addr - i->modstart,
 				    i->modend - i->modstart, i->module));
-	return put(buf, len, snprintf(buf, len, "%#" PRIx64, addr));
+	return put(buf, len, snprintf(buf, len, "0x%" PRIx64, addr));
 }
 
 size_t _stp_sym_usymname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
@@ -376,7 +377,7 @@ size_t _stp_sym_usymname(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 
 	if (i && i->name)
 		return put(buf, len, snprintf(buf, len, "%s", i->name));
-	return put(buf, len, snprintf(buf, len, "%#" PRIx64, addr));
+	return put(buf, len, snprintf(buf, len, "0x%" PRIx64, addr));
 }
 
 size_t _stp_sym_umodname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
@@ -392,19 +393,39 @@ size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t 
 	char off[32] = "";
 
 	if (!i || !i->module)
-		return put(buf, len, snprintf(buf, len, "%#" PRIx64, addr));
+		return put(buf, len, snprintf(buf, len, "0x%" PRIx64, addr));
 	if (!i->name)
-		return put(buf, len, snprintf(buf, len, "%s+%#" PRIx64, i->module, i->modoff));
+		return put(buf, len, snprintf(buf, len, "%s+0x%" PRIx64, i->module, i->modoff));
 	if (i->offset)
-		snprintf(off, sizeof off, "+%#" PRIx64, i->offset);
+		snprintf(off, sizeof off, "+0x%" PRIx64, i->offset);
 	if (i->is_main)
 		return put(buf, len, snprintf(buf, len, "%s%s", i->name, off));
 	return put(buf, len, snprintf(buf, len, "%s%s [%s]", i->name, off, i->module));
 }
 
-size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
+const struct _stp_syminfo *_stp_sym_lookup_line(struct _stp_symtab *st, uint64_t addr)
 {
 	const struct _stp_syminfo *i = _stp_sym_lookup(st, addr);
+	struct symentry *e;
+	Dwfl_Module *mod;
+
+	if (!i)
+		return NULL;
+	e = (struct symentry *)((char *)i - offsetof(struct symentry, info));
+	if (e->line_done || !i->module)
+		return i;
+	e->line_done = 1;
+	if (st->stale || !st->dwfl)
+		report(st);
+	mod = st->dwfl ? dwfl_addrmodule(st->dwfl, addr) : NULL;
+	if (mod)
+		fill_line(e, mod, addr);
+	return i;
+}
+
+size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
+{
+	const struct _stp_syminfo *i = _stp_sym_lookup_line(st, addr);
 
 	if (!i || !i->file)
 		return put(buf, len, snprintf(buf, len, "%s", ""));
@@ -435,7 +456,7 @@ int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, uint64_t *pcs, int max)
 
 	if (max <= 0)
 		return 0;
-	if (st->stale || !st->dwfl)
+	if (st->stale || !st->dwfl || maps_hash(st->pid) != st->maps_hash)
 		report(st);
 	if (!st->dwfl)
 		return -1;
@@ -447,4 +468,45 @@ int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, uint64_t *pcs, int max)
 	if (dwfl_getthread_frames(st->dwfl, tid, frame_cb, &u) != 0 && u.n == 0)
 		return -1;
 	return u.n;
+}
+
+/* ---- module biases ---- */
+
+struct bias_find {
+	const char *path;
+	uint64_t bias;
+	int found;
+};
+
+static int bias_cb(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
+{
+	struct bias_find *b = arg;
+	char real[PATH_MAX];
+	GElf_Addr bias;
+
+	(void)ud;
+	(void)start;
+	if (!name || (strcmp(name, b->path) && (!realpath(name, real) || strcmp(real, b->path))))
+		return DWARF_CB_OK;
+	if (!dwfl_module_getelf(mod, &bias))
+		return DWARF_CB_OK;
+	b->bias = bias;
+	b->found = 1;
+	return DWARF_CB_ABORT;
+}
+
+int _stp_sym_module_bias(struct _stp_symtab *st, const char *path, uint64_t *bias)
+{
+	char real[PATH_MAX];
+	struct bias_find b = {realpath(path, real) ? real : path, 0, 0};
+
+	if (st->stale || !st->dwfl || maps_hash(st->pid) != st->maps_hash)
+		report(st);
+	if (!st->dwfl)
+		return -1;
+	dwfl_getmodules(st->dwfl, bias_cb, &b, 0);
+	if (!b.found)
+		return -1;
+	*bias = b.bias;
+	return 0;
 }

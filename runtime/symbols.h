@@ -2,10 +2,10 @@
  * of a ptrace-stopped thread, through libdwfl's linux-proc support.
  *
  * One _stp_symtab per traced process (per exec image: call
- * _stp_sym_reset after exec). Lookups are cached per address; the cache
- * and the module list are refreshed when the engine reports an unmapped
- * range (munmap, dlclose) and, once per address, when an address falls in
- * no known module (a library mapped since the last refresh).
+ * _stp_sym_reset after exec). Lookups are cached per address. On a cache
+ * miss the module list is re-read if /proc/PID/maps changed (dlopen); the
+ * cached names of a range stay until the engine reports it unmapped
+ * (_stp_sym_unmapped on munmap/dlclose), so it must.
  *
  * Formats (SystemTap's, and issue 4's call-graph names):
  *   usymdata   "name+0xOFF/0xSIZE [module]"; "0xOFF/0xMODSIZE [module]"
@@ -41,8 +41,9 @@ struct _stp_syminfo {
 	uint64_t symaddr;    /* start of that function */
 	uint64_t offset;     /* addr - symaddr */
 	uint64_t size;       /* the function's size (0 if unknown) */
-	const char *file;    /* source file, NULL without debug info */
-	int line;            /* 0 if unknown */
+	const char *file;    /* source file, NULL without debug info ... */
+	int line;            /* 0 if unknown ... (both filled only by
+				_stp_sym_lookup_line: it reads DWARF) */
 };
 
 struct _stp_symtab *_stp_sym_open(pid_t pid);
@@ -56,8 +57,16 @@ void _stp_sym_set_main(struct _stp_symtab *st, const char *path);
 void _stp_sym_unmapped(struct _stp_symtab *st, uint64_t start, uint64_t end);
 void _stp_sym_reset(struct _stp_symtab *st);
 
-/* Cached lookup; the pointer stays valid until the entry is invalidated. */
+/* The load bias of the module mapped from PATH: its run-time address of
+ * an ELF vaddr (as the translator's resolvers give them) is vaddr + bias
+ * (0 for a non-PIE executable). 0, or -1 when PATH is not mapped (yet). */
+int _stp_sym_module_bias(struct _stp_symtab *st, const char *path, uint64_t *bias);
+
+/* Cached lookup; the pointer stays valid until the entry is invalidated.
+ * Symbol and module only: names come from the symbol tables, so a call
+ * graph never loads DWARF. _stp_sym_lookup_line adds file and line. */
 const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr);
+const struct _stp_syminfo *_stp_sym_lookup_line(struct _stp_symtab *st, uint64_t addr);
 
 /* Formatting into BUF (always NUL-terminated); return the length. */
 size_t _stp_sym_usymdata(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,7 +17,8 @@ struct _stp_strbuf _stp_outbuf;
 static int out_fd = STDOUT_FILENO;
 static int out_failed;
 
-/* write(2) until all is out, across EINTR and partial writes. */
+/* write(2) until all is out, across EINTR, partial writes and a
+ * non-blocking descriptor inherited from the caller (EAGAIN: wait). */
 int _stp_write_all(int fd, const char *buf, size_t len)
 {
 	while (len) {
@@ -24,6 +26,11 @@ int _stp_write_all(int fd, const char *buf, size_t len)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				struct pollfd p = { .fd = fd, .events = POLLOUT };
+				poll(&p, 1, -1);
+				continue;
+			}
 			return -1;
 		}
 		buf += n;

@@ -31,7 +31,7 @@ enum token_type {
 	TOK_OPERATOR, /* content is the operator text */
 	TOK_EMBEDDED, /* %{ ... %}: content is the C text between */
 	TOK_EOF,
-	TOK_JUNK,     /* lexer error (pass 1 internal): content is the message */
+	TOK_JUNK,     /* pass 1 internal: see token.junk */
 };
 
 struct token {
@@ -43,6 +43,11 @@ struct token {
 	/* TOK_STRING: the literal as SystemTap's lexer keeps it (escapes other
 	 * than \" left as written); -p1 prints this. NULL if synthesized. */
 	const char *raw;
+	/* TOK_JUNK: JUNK_ERROR (content: the lexer's message), JUNK_ARG (a
+	 * missing $N: content is the message, reported only if the token
+	 * survives the preprocessor), JUNK_CHAR (a stray byte, content
+	 * "\\xNN"). */
+	enum { JUNK_ERROR = 1, JUNK_ARG, JUNK_CHAR } junk;
 };
 
 /* "identifier 'x'", "operator '+'", "number '5'", "string \"s\"",
@@ -111,10 +116,12 @@ struct expr {
 	struct expr *left, *right, *cond; /* operands; E_UNARY/E_STAT: left */
 	struct vec args;       /* E_CALL/E_PRINT args, E_IN/E_INDEX indexes,
 				  E_HIST params after the operand, E_CAST/E_ATVAR
-				  string params */
+				  string params, E_STAT: @variance's optional
+				  shift. In E_IN/E_INDEX (and S_FOREACH's
+				  array_slice) a NULL entry is '*' (a slice). */
 	struct expr *base;     /* E_IN/E_INDEX: the array (E_SYMBOL or E_HIST) */
 	struct vec comps;      /* E_TARGET/E_CAST/E_ATVAR: struct tcomp * */
-	int addressof;         /* &$x */
+	int addressof;         /* &$x, &@cast(...), &@var(...) */
 	int pretty;            /* 1 for $x$, 2 for $x$$ */
 	int hist_linear;       /* E_HIST: 1 linear, 0 log */
 
@@ -176,12 +183,15 @@ struct stmt {
 
 /* ---- declarations ---- */
 
+/* Most indexes an array may have (pass 2 reports more as an error). */
+#define STAP_MAX_ARITY 32
+
 struct vardecl {
 	const char *name;
 	const struct token *tok;
 	enum exp_type type;        /* value type; T_UNKNOWN until pass 2 */
 	int arity;                 /* 0 scalar, >0 array key count; -1 unknown */
-	enum exp_type index_types[9];
+	enum exp_type index_types[STAP_MAX_ARITY];
 	int maxsize;               /* global name[N]: N, else 0 */
 	int wrap;                  /* global name% */
 	struct expr *init;         /* literal initializer or NULL */
@@ -192,7 +202,7 @@ struct vardecl {
 	int hist_linear, hist_lo, hist_hi, hist_step, hist_log; /* stats: hist use */
 	int id;
 	/* pass 2: where the type / arity / index types were first inferred */
-	const struct token *type_tok, *arity_tok, *index_tok[9];
+	const struct token *type_tok, *arity_tok, *index_tok[STAP_MAX_ARITY];
 	const struct token *hist_tok;
 };
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #ifndef PACKAGE_VERSION
@@ -62,8 +63,7 @@ static void sha1_block(struct sha1 *c, const unsigned char *p)
 
 static void sha1_init(struct sha1 *c)
 {
-	static const uint32_t iv[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
-					0xc3d2e1f0 };
+	static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
 	memcpy(c->h, iv, sizeof iv);
 	c->len = 0;
 	c->n = 0;
@@ -110,9 +110,9 @@ static void put_file_id(struct sha1 *c, const char *tag, const char *path)
 {
 	struct stat st;
 	char *id = path && stat(path, &st) == 0
-			   ? xasprintf("%s %lld %lld %lld", path, (long long)st.st_size,
-				       (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec)
-			   : xstrdup("none");
+		       ? xasprintf("%s %lld %lld %lld", path, (long long)st.st_size,
+				   (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec)
+		       : xstrdup("none");
 	put(c, tag, id);
 	free(id);
 }
@@ -156,25 +156,32 @@ const char *cache_hash(struct session *s)
 	sha1_init(&c);
 	put(&c, "version", PACKAGE_VERSION " emit-1");
 	put_file_id(&c, "translator", "/proc/self/exe");
-	if (s->user_file && s->user_file->src)
+	/* Messages carry the script's name; %( kernel_v %) conditions the
+	 * running kernel. */
+	if (s->user_file && s->user_file->src) {
+		put(&c, "name", s->user_file->src->name);
 		put(&c, "script", s->user_file->src->text);
-	else
+	} else
 		put(&c, "script", s->script_text);
-	vec_foreach(struct stapfile *, f, &s->library_files) if (f->src)
-	{
-		put(&c, "tapset", f->src->name);
-		put(&c, "text", f->src->text);
-	}
-	vec_foreach(const char *, a, &s->args) put(&c, "arg", a);
-	vec_foreach(struct define *, d, &s->defines)
-	{
+	vec_foreach (struct stapfile *, f, &s->library_files)
+		if (f->src) {
+			put(&c, "tapset", f->src->name);
+			put(&c, "text", f->src->text);
+		}
+	vec_foreach (const char *, a, &s->args)
+		put(&c, "arg", a);
+	vec_foreach (struct define *, d, &s->defines) {
 		put(&c, "D", d->name);
 		put(&c, "=", d->value);
 	}
-	vec_foreach(struct gset *, g, &s->gsets)
-	{
+	vec_foreach (struct gset *, g, &s->gsets) {
 		put(&c, "G", g->name);
 		put(&c, "=", g->value);
+	}
+	struct utsname u;
+	if (uname(&u) == 0) {
+		put(&c, "kernel", u.release);
+		put(&c, "arch", u.machine);
 	}
 	put(&c, "g", s->guru ? "1" : "0");
 	put(&c, "u", s->unoptimized ? "1" : "0");

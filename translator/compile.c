@@ -68,7 +68,7 @@ static int copy_file(const char *from, const char *to, mode_t mode)
 
 int pass4_compile(struct session *s)
 {
-	struct vec argv = { 0 };
+	struct vec argv = {0};
 	struct define *d;
 
 	if (!s->object_file)
@@ -86,7 +86,7 @@ int pass4_compile(struct session *s)
 	}
 	if (s->runtime_include_dir)
 		vec_push(&argv, xasprintf("-I%s", s->runtime_include_dir));
-	vec_foreach(struct define *, d, &s->defines)
+	vec_foreach (struct define *, d, &s->defines)
 		vec_push(&argv, d->value ? xasprintf("-D%s=%s", d->name, d->value)
 					 : xasprintf("-D%s", d->name));
 	vec_push(&argv, "-o");
@@ -111,7 +111,9 @@ int pass4_compile(struct session *s)
 	if (s->last_pass == 4) {
 		/* Without a cache the temporary directory goes away: keep the
 		 * object in the current directory, as SystemTap does. */
-		if (!s->cache_hit && !s->keep_tmp && (!s->cache_dir || strncmp(s->object_file, s->cache_dir, strlen(s->cache_dir)) != 0)) {
+		if (!s->cache_hit && !s->keep_tmp &&
+		    (!s->cache_dir ||
+		     strncmp(s->object_file, s->cache_dir, strlen(s->cache_dir)) != 0)) {
 			char *here = xasprintf("%s.so", s->module_name ? s->module_name : "stap");
 			if (copy_file(s->object_file, here, 0755) == 0)
 				s->object_file = here;

@@ -129,11 +129,11 @@ static void print_token_at(FILE *f, const struct token *tok)
 	last_file = file;
 }
 
-static void semantic(const struct token *tok, const struct token *tok2,
-		     const char *fmt, va_list ap)
+static void semantic(const char *site, const struct token *tok,
+		     const struct token *tok2, const char *fmt, va_list ap)
 {
 	n_semantic++;
-	if (seen_before(&seen_errors, fmt)) {
+	if (seen_before(&seen_errors, site)) {
 		n_err_suppressed++;
 		return;
 	}
@@ -159,7 +159,16 @@ void diag_semantic_error(const struct token *tok, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	semantic(tok, NULL, fmt, ap);
+	semantic(fmt, tok, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void diag_semantic_error_site(const char *site, const struct token *tok,
+			      const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	semantic(site, tok, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -168,23 +177,21 @@ void diag_semantic_error2(const struct token *tok, const struct token *tok2,
 {
 	va_list ap;
 	va_start(ap, fmt);
-	semantic(tok, tok2, fmt, ap);
+	semantic(fmt, tok, tok2, fmt, ap);
 	va_end(ap);
 }
 
-void diag_warning(const struct token *tok, const char *fmt, ...)
+static void warning(const char *site, const struct token *tok,
+		    const char *fmt, va_list ap)
 {
 	if (msg_suppress_warnings)
 		return;
 	n_warnings++;
-	if (seen_before(&seen_warnings, fmt)) {
+	if (seen_before(&seen_warnings, site)) {
 		n_warn_suppressed++;
 		return;
 	}
-	va_list ap;
-	va_start(ap, fmt);
 	char *msg = xvasprintf(fmt, ap);
-	va_end(ap);
 	fprintf(stderr, "WARNING: %s", msg);
 	free(msg);
 	if (!tok) {
@@ -194,6 +201,23 @@ void diag_warning(const struct token *tok, const char *fmt, ...)
 	fputs(": ", stderr);
 	print_token_at(stderr, tok);
 	diag_print_source(stderr, " source: ", &tok->loc);
+}
+
+void diag_warning(const struct token *tok, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	warning(fmt, tok, fmt, ap);
+	va_end(ap);
+}
+
+void diag_warning_site(const char *site, const struct token *tok,
+		       const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	warning(site, tok, fmt, ap);
+	va_end(ap);
 }
 
 int diag_parse_errors(void)

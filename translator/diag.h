@@ -59,6 +59,15 @@ void diag_parse_error_full(const struct token *tok, int saw, int check_seen,
 void diag_semantic_error(const struct token *tok, const char *fmt, ...)
 	STAP_PRINTF(2, 3);
 
+/* The same, with suppression keyed on SITE (e.g. the unformatted message
+ * pattern) instead of FMT: SystemTap suppresses repeats of the same
+ * kind of error ("unresolved function foo", then "... bar") even when the
+ * texts differ. */
+void diag_semantic_error_site(const char *site, const struct token *tok,
+			      const char *fmt, ...) STAP_PRINTF(3, 4);
+void diag_warning_site(const char *site, const struct token *tok,
+		       const char *fmt, ...) STAP_PRINTF(3, 4);
+
 /* A semantic error naming two tokens: the second is printed after the
  * first's source line as "TOKEN-DESCRIPTION at FILE:L:C" + source + caret. */
 void diag_semantic_error2(const struct token *tok, const struct token *tok2,

@@ -310,3 +310,28 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 		       exe ? exe : "");
 	return found;
 }
+
+char *dwq_find_executable(const char *name, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	char *copy, *save = NULL, *dir, *found = NULL;
+
+	if (strchr(name, '/')) {
+		found = is_file(name) ? canon(name) : NULL;
+		if (!found)
+			seterr(err, errlen, "cannot find executable '%s'", name);
+		return found;
+	}
+	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char full[PATH_MAX];
+
+		snprintf(full, sizeof full, "%s/%s", *dir ? dir : ".", name);
+		if (is_file(full) && access(full, X_OK) == 0)
+			found = canon(full);
+	}
+	free(copy);
+	if (!found)
+		seterr(err, errlen, "cannot find executable '%s' in $PATH", name);
+	return found;
+}

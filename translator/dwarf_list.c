@@ -87,6 +87,25 @@ static void put_return(FILE *f, struct dwq_mod *m, const struct dwq_func *fn)
 	}
 }
 
+char *dwl_function_pp(const char *process, const char *library, const struct dwq_func *fn,
+		      const char *suffix)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		abort();
+	put_prefix(f, process, library);
+	if (fn->decl_file)
+		fprintf(f, ".function(\"%s@%s:%d\")%s", fn->name, fn->decl_file, fn->decl_line,
+			suffix ? suffix : "");
+	else
+		fprintf(f, ".function(\"%s\")%s", fn->name, suffix ? suffix : "");
+	fclose(f);
+	return s;
+}
+
 int dwl_functions(struct dwq_mod *m, const char *process, const char *library,
 		  const char *spec, enum dwq_kind kind, int exported_only, const char *suffix,
 		  int with_vars, struct dwl_lines *out, char *err, size_t errlen)
@@ -99,18 +118,15 @@ int dwl_functions(struct dwq_mod *m, const char *process, const char *library,
 		return -1;
 	for (size_t i = 0; i < fs.n; i++) {
 		const struct dwq_func *fn = &fs.v[i];
+		char *pp = dwl_function_pp(process, library, fn, suffix);
 		char *s = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&s, &len);
 
 		if (!f)
 			abort();
-		put_prefix(f, process, library);
-		if (fn->decl_file)
-			fprintf(f, ".function(\"%s@%s:%d\")%s", fn->name, fn->decl_file,
-				fn->decl_line, suffix ? suffix : "");
-		else
-			fprintf(f, ".function(\"%s\")%s", fn->name, suffix ? suffix : "");
+		fputs(pp, f);
+		free(pp);
 		if (with_vars && fn->has_dwarf) {
 			int is_return = suffix && !strcmp(suffix, ".return");
 
@@ -177,6 +193,8 @@ int dwl_marks(const char *path, const char *process, const char *library, const 
 		if (!f)
 			abort();
 		put_prefix(f, process, library);
+		if (provider)
+			fprintf(f, ".provider(\"%s\")", p->provider);
 		fprintf(f, ".mark(\"%s\")", p->name);
 		for (int k = 0; with_vars && k < p->nargs; k++)
 			fprintf(f, " $arg%d:long", k + 1);

@@ -5,6 +5,7 @@
  *   process("/abs/a.out").library("/abs/libx.so").function("f@/src/x.c:3")
  *   process("/abs/a.out").statement("main@/abs/src/a.c:14")
  *   process("/abs/a.out").mark("name") $arg1:long $arg2:long
+ *   process("/abs/a.out").provider("prov").mark("name")  (provider given)
  *   process("/abs/a.out").plt("puts")
  * Lines come back sorted and without duplicates (SystemTap prints the set
  * of matches). The driver prints them one per line. */
@@ -28,12 +29,17 @@ int dwl_functions(struct dwq_mod *m, const char *process, const char *library,
 int dwl_statements(struct dwq_mod *m, const char *process, const char *library,
 		   const char *spec, int with_vars, struct dwl_lines *out, char *err,
 		   size_t errlen);
-/* Markers: PROVIDER may be NULL (any). */
+/* Markers: PROVIDER may be NULL (any; then not printed, as SystemTap
+ * prints only the components the probe point had). */
 int dwl_marks(const char *path, const char *process, const char *library, const char *provider,
 	      const char *name, int with_vars, struct dwl_lines *out, char *err, size_t errlen);
 int dwl_plts(struct dwq_mod *m, const char *process, const char *library, const char *pattern,
 	     struct dwl_lines *out, char *err, size_t errlen);
 
 void dwl_lines_free(struct dwl_lines *l);
+
+/* One function's probe point as pp() and -l spell it (malloc'd). */
+char *dwl_function_pp(const char *process, const char *library, const struct dwq_func *fn,
+		      const char *suffix);
 
 #endif

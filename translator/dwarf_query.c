@@ -409,7 +409,8 @@ static int producer_optimized(Dwarf_Die *cu)
 	return opt;
 }
 
-static uint64_t probe_after_prologue(struct collect *c, Dwarf_Die *die, Dwarf_Addr entry)
+static uint64_t probe_after_prologue(struct collect *c, Dwarf_Die *die, Dwarf_Addr entry,
+				     uint64_t size)
 {
 	Dwarf_Addr *bk = NULL;
 	Dwarf_Addr best = entry;
@@ -419,7 +420,8 @@ static uint64_t probe_after_prologue(struct collect *c, Dwarf_Die *die, Dwarf_Ad
 	    (c->pmode == DWQ_PROLOGUE_AUTO && c->cu_optimized))
 		return entry;
 	n = dwarf_entry_breakpoints(die, &bk);
-	if (n > 0)
+	/* keep it only inside the entry range (bad line tables exist) */
+	if (n > 0 && bk[0] >= entry && (!size || bk[0] < entry + size))
 		best = bk[0];
 	free(bk);
 	return best;
@@ -467,7 +469,7 @@ static void add_dwarf_func(struct collect *c, Dwarf_Die *die, int inlined, const
 	f->linkage = dupstr(linkage);
 	f->entry = dwq_dwarf_to_vaddr(c->m, entry);
 	f->probe = inlined ? f->entry
-			   : dwq_dwarf_to_vaddr(c->m, probe_after_prologue(c, die, entry));
+			   : dwq_dwarf_to_vaddr(c->m, probe_after_prologue(c, die, entry, size));
 	f->size = size;
 	f->decl_file = dupstr(file);
 	f->decl_line = line;

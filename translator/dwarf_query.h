@@ -136,6 +136,10 @@ void dwq_plts_free(struct dwq_plts *p);
  * Returns a malloc'd absolute path, or NULL with ERR set. */
 char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errlen);
 
+/* process("NAME"): NAME with a '/' is made absolute; a bare name is
+ * looked up on $PATH as SystemTap does. malloc'd, or NULL with ERR. */
+char *dwq_find_executable(const char *name, char *err, size_t errlen);
+
 /* The resolved DT_NEEDED closure of EXE (absolute paths, breadth-first,
  * no duplicates); returns the count, -1 on error. *out is malloc'd. */
 int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen);

@@ -1,6 +1,7 @@
-/* Target variables: scopes, locations, types and member chains. */
+/* Target variables: types, locations and the variables in scope. */
 #define _GNU_SOURCE
 #include "dwarf_vars.h"
+#include "dwarf_vars_int.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -23,14 +24,14 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *die_name(Dwarf_Die *die)
+const char *dwv__die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
 
 	return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 }
 
-static int die_type(Dwarf_Die *die, Dwarf_Die *type)
+int dwv__die_type(Dwarf_Die *die, Dwarf_Die *type)
 {
 	Dwarf_Attribute a;
 
@@ -51,7 +52,7 @@ int dwv_resolve_type(Dwarf_Die *type, struct dwv_type *out)
 
 		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
 		    tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type) {
-			if (die_type(&d, &d) < 0) {
+			if (dwv__die_type(&d, &d) < 0) {
 				out->kind = DWV_T_VOID;
 				return 0;
 			}
@@ -138,8 +139,8 @@ int dwv_resolve_type(Dwarf_Die *type, struct dwv_type *out)
 static void type_name_rec(Dwarf_Die *t, char *buf, size_t len, int depth)
 {
 	Dwarf_Die inner;
-	const char *nm = die_name(t);
-	int has_inner = die_type(t, &inner) == 0;
+	const char *nm = dwv__die_name(t);
+	int has_inner = dwv__die_type(t, &inner) == 0;
 	char sub[512];
 
 	if (depth > 16) {
@@ -352,7 +353,7 @@ static int translate_expr(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_O
 	return -1; /* pieces, entry values, implicit values, arithmetic */
 }
 
-static int locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var,
+int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var,
 		  struct dwv_loc *out)
 {
 	Dwarf_Attribute a;
@@ -426,7 +427,7 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 static void push_var(struct dwv_vars *o, size_t *cap, struct dwq_mod *m, struct scope_ctx *sc,
 		     uint64_t pc, Dwarf_Die *die, int is_param)
 {
-	const char *nm = die_name(die);
+	const char *nm = dwv__die_name(die);
 	struct dwv_var *v;
 
 	if (!nm)
@@ -450,9 +451,9 @@ fill:
 	v->name = strdup(nm);
 	v->is_param = is_param;
 	v->die = *die;
-	v->has_type = die_type(die, &v->type_die) == 0;
+	v->has_type = dwv__die_type(die, &v->type_die) == 0;
 	v->type_name = v->has_type ? dwv_type_name(&v->type_die) : strdup("void");
-	v->located = locate(m, &sc->scopes[sc->frame_index], pc, die, &v->loc) == 0;
+	v->located = dwv__locate(m, &sc->scopes[sc->frame_index], pc, die, &v->loc) == 0;
 }
 
 static void scope_children(struct dwv_vars *o, size_t *cap, struct dwq_mod *m,
@@ -517,7 +518,7 @@ static int find_in(Dwarf_Die *scope, const char *name, int params_too, Dwarf_Die
 
 		if (tag != DW_TAG_variable && !(params_too && tag == DW_TAG_formal_parameter))
 			continue;
-		nm = die_name(&c);
+		nm = dwv__die_name(&c);
 		if (nm && !strcmp(nm, name)) {
 			*out = c;
 			return 1;
@@ -544,22 +545,24 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		struct dwv_vars all;
 		char alts[400] = "";
 		size_t o = 0;
-		const char *fname = die_name(&sc.scopes[sc.fn_index]);
+		const char *fname = dwv__die_name(&sc.scopes[sc.fn_index]);
 		const char *file = dwarf_decl_file(&sc.scopes[sc.fn_index]);
 
+		/* SystemTap's shape, including its doubled ')' after a list */
 		if (dwv_scope_vars(m, pc, DWV_ALL, &all, NULL, 0) == 0) {
 			for (size_t i = 0; i < all.n && o + 2 < sizeof alts; i++)
 				o += (size_t)snprintf(alts + o, sizeof alts - o, "%s$%s",
-						      i ? " " : "", all.v[i].name);
+						      i ? ", " : "", all.v[i].name);
 			dwv_vars_free(&all);
 		}
 		if (o >= sizeof alts)
 			o = sizeof alts - 1;
 		seterr(err, errlen,
 		       "unable to find local '%s', [man error::dwarf] dieoffset %#" PRIx64
-		       " in %s, near pc %#" PRIx64 " in %s %s (alternatives: %s)",
+		       " in %s, near pc %#" PRIx64 " in %s %s (%s%s%s",
 		       name, (uint64_t)dwarf_dieoffset(&sc.scopes[sc.fn_index]), dwq_path(m), pc,
-		       fname ? fname : "?", file ? file : "", alts);
+		       fname ? fname : "?", file ? file : "", o ? "alternatives: " : "<no alternatives>",
+		       alts, o ? "))" : ")");
 		free(sc.scopes);
 		return -1;
 	}
@@ -583,523 +586,4 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- accesses ---- */
-
-static void add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n)
-{
-	if (k == DWV_OP_ADD && a->nops && a->ops[a->nops - 1].kind == DWV_OP_ADD) {
-		a->ops[a->nops - 1].n += n;
-		return;
-	}
-	if (k == DWV_OP_ADD && n == 0)
-		return;
-	a->ops = realloc(a->ops, (size_t)(a->nops + 1) * sizeof *a->ops);
-	if (!a->ops)
-		abort();
-	a->ops[a->nops].kind = k;
-	a->ops[a->nops].n = n;
-	a->nops++;
-}
-
-/* Is the current location in memory (so that offsets can be added)? */
-static int in_memory(const struct dwv_access *a)
-{
-	return a->nops > 0 || a->loc.kind == DWV_LOC_MEM || a->loc.kind == DWV_LOC_ADDR;
-}
-
-static int member_offset(Dwarf_Die *member, int64_t *off, int *bit_size, int *bit_offset,
-			 int type_size)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word w;
-
-	*off = 0;
-	*bit_size = *bit_offset = 0;
-	if (dwarf_attr(member, DW_AT_data_member_location, &a)) {
-		if (dwarf_formudata(&a, &w) == 0) {
-			*off = (int64_t)w;
-		} else {
-			Dwarf_Op *e;
-			size_t n;
-
-			if (dwarf_getlocation(&a, &e, &n) != 0 || n != 1 ||
-			    e[0].atom != DW_OP_plus_uconst)
-				return -1;
-			*off = (int64_t)e[0].number;
-		}
-	}
-	if (dwarf_formudata(dwarf_attr(member, DW_AT_bit_size, &a), &w) == 0) {
-		*bit_size = (int)w;
-		if (dwarf_formudata(dwarf_attr(member, DW_AT_data_bit_offset, &a), &w) == 0) {
-			*off = (int64_t)(w / 8);
-			*bit_offset = (int)(w % 8);
-		} else if (dwarf_formudata(dwarf_attr(member, DW_AT_bit_offset, &a), &w) == 0) {
-			/* DWARF 2-3, big-endian numbering within the storage unit */
-			*bit_offset = type_size * 8 - (int)w - *bit_size;
-		}
-	}
-	return 0;
-}
-
-/* Find member NAME in a struct/union (looking into anonymous members). */
-static int find_member(Dwarf_Die *agg, const char *name, Dwarf_Die *out, int64_t *off,
-		       int *bit_size, int *bit_offset)
-{
-	Dwarf_Die c;
-
-	if (dwarf_child(agg, &c) != 0)
-		return 0;
-	do {
-		const char *nm;
-		Dwarf_Die t;
-		struct dwv_type rt;
-
-		if (dwarf_tag(&c) != DW_TAG_member && dwarf_tag(&c) != DW_TAG_inheritance)
-			continue;
-		nm = die_name(&c);
-		if (die_type(&c, &t) < 0 || dwv_resolve_type(&t, &rt) < 0)
-			continue;
-		if (nm && !strcmp(nm, name)) {
-			*out = c;
-			return member_offset(&c, off, bit_size, bit_offset, rt.size) == 0;
-		}
-		if ((!nm || dwarf_tag(&c) == DW_TAG_inheritance) &&
-		    (rt.kind == DWV_T_STRUCT || rt.kind == DWV_T_UNION)) {
-			int64_t base, inner;
-			int bs, bo;
-
-			if (member_offset(&c, &base, &bs, &bo, rt.size) == 0 &&
-			    find_member(&rt.die, name, out, &inner, bit_size, bit_offset)) {
-				*off = base + inner;
-				return 1;
-			}
-		}
-	} while (dwarf_siblingof(&c, &c) == 0);
-	return 0;
-}
-
-static void member_names(Dwarf_Die *agg, char *buf, size_t len)
-{
-	Dwarf_Die c;
-	size_t o = 0;
-
-	buf[0] = '\0';
-	if (dwarf_child(agg, &c) != 0)
-		return;
-	do {
-		const char *nm = die_name(&c);
-
-		if (dwarf_tag(&c) == DW_TAG_member && nm && o + 2 < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", nm);
-	} while (dwarf_siblingof(&c, &c) == 0);
-}
-
-static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *member,
-		       char *err, size_t errlen)
-{
-	struct dwv_type t;
-	Dwarf_Die mdie;
-	int64_t off;
-	int bs, bo;
-
-	dwv_resolve_type(cur_type, &t);
-	if (t.kind == DWV_T_POINTER) {
-		/* SystemTap's -> and . both look through one pointer. */
-		Dwarf_Die target;
-
-		if (die_type(&t.die, &target) < 0) {
-			seterr(err, errlen, "cannot dereference a void pointer for member '%s'",
-			       member);
-			return -1;
-		}
-		add_op(a, DWV_OP_LOAD_PTR, 0);
-		*cur_type = target;
-		dwv_resolve_type(cur_type, &t);
-	}
-	if (t.kind != DWV_T_STRUCT && t.kind != DWV_T_UNION) {
-		char *tn = dwv_type_name(cur_type);
-
-		seterr(err, errlen, "type '%s' isn't a struct/union (looking for member '%s')", tn,
-		       member);
-		free(tn);
-		return -1;
-	}
-	if (!find_member(&t.die, member, &mdie, &off, &bs, &bo)) {
-		char alts[400];
-		const char *sn = die_name(&t.die);
-
-		member_names(&t.die, alts, sizeof alts);
-		seterr(err, errlen, "unable to find member '%s' for %s %s (alternatives: %s)", member,
-		       t.kind == DWV_T_UNION ? "union" : "struct", sn ? sn : "{...}", alts);
-		return -1;
-	}
-	if (!in_memory(a)) {
-		seterr(err, errlen, "cannot access member '%s' of a value held in a register",
-		       member);
-		return -1;
-	}
-	add_op(a, DWV_OP_ADD, off);
-	a->bit_size = bs;
-	a->bit_offset = bo;
-	if (die_type(&mdie, cur_type) < 0)
-		return -1;
-	return 0;
-}
-
-static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dwv_step *s,
-		      char *err, size_t errlen)
-{
-	struct dwv_type t, et;
-	Dwarf_Die elem;
-
-	dwv_resolve_type(cur_type, &t);
-	if ((t.kind != DWV_T_ARRAY && t.kind != DWV_T_POINTER) || die_type(&t.die, &elem) < 0) {
-		char *tn = dwv_type_name(cur_type);
-
-		seterr(err, errlen, "cannot index type '%s'", tn);
-		free(tn);
-		return -1;
-	}
-	dwv_resolve_type(&elem, &et);
-	if (!et.size) {
-		seterr(err, errlen, "cannot index: element size unknown");
-		return -1;
-	}
-	if (t.kind == DWV_T_POINTER)
-		add_op(a, DWV_OP_LOAD_PTR, 0);
-	else if (!in_memory(a)) {
-		seterr(err, errlen, "cannot index an array held in a register");
-		return -1;
-	}
-	if (s->index_dynamic)
-		add_op(a, DWV_OP_INDEX, et.size);
-	else
-		add_op(a, DWV_OP_ADD, s->index * et.size);
-	a->bit_size = a->bit_offset = 0;
-	*cur_type = elem;
-	return 0;
-}
-
-int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
-	       int nsteps, struct dwv_access *out, char *err, size_t errlen)
-{
-	Dwarf_Die cur;
-
-	(void)m;
-	memset(out, 0, sizeof *out);
-	if (!var->located) {
-		seterr(err, errlen, "not accessible at this address");
-		return -1;
-	}
-	if (!var->has_type) {
-		seterr(err, errlen, "variable '%s' has no type", var->name);
-		return -1;
-	}
-	out->loc = var->loc;
-	cur = var->type_die;
-	for (int i = 0; i < nsteps; i++) {
-		int rc = 0;
-
-		switch (steps[i].kind) {
-		case DWV_STEP_MEMBER:
-			rc = step_member(out, &cur, steps[i].member, err, errlen);
-			break;
-		case DWV_STEP_INDEX:
-			rc = step_index(out, &cur, &steps[i], err, errlen);
-			break;
-		case DWV_STEP_ADDROF:
-			if (!in_memory(out)) {
-				seterr(err, errlen, "cannot take address of register value");
-				rc = -1;
-			} else if (out->bit_size) {
-				seterr(err, errlen, "cannot take address of a bit-field");
-				rc = -1;
-			}
-			out->addr_of = 1;
-			break;
-		}
-		if (rc < 0) {
-			dwv_access_free(out);
-			return -1;
-		}
-	}
-	dwv_resolve_type(&cur, &out->type);
-	out->type_name = dwv_type_name(&cur);
-	if (out->addr_of) {
-		char *p;
-
-		if (asprintf(&p, "%s*", out->type_name) < 0)
-			abort();
-		free(out->type_name);
-		out->type_name = p;
-		memset(&out->type, 0, sizeof out->type);
-		out->type.kind = DWV_T_POINTER;
-		out->type.size = 8;
-	}
-	return 0;
-}
-
-void dwv_access_free(struct dwv_access *a)
-{
-	free(a->ops);
-	free(a->type_name);
-	memset(a, 0, sizeof *a);
-}
-
-/* ---- pretty-printing ---- */
-
-struct pp {
-	struct dwq_mod *m;
-	struct dwv_pretty *out;
-	char *fmt;
-	size_t fmtlen;
-	FILE *f;
-	int cap;
-};
-
-static void pp_arg(struct pp *p, enum dwv_arg_kind kind, const struct dwv_access *acc)
-{
-	struct dwv_parg *a;
-	struct dwv_pretty *o = p->out;
-
-	if (o->nargs == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 8;
-		o->args = realloc(o->args, (size_t)p->cap * sizeof *o->args);
-		if (!o->args)
-			abort();
-	}
-	a = &o->args[o->nargs++];
-	a->kind = kind;
-	a->acc = *acc;
-	a->acc.ops = NULL;
-	if (acc->nops) {
-		a->acc.ops = malloc((size_t)acc->nops * sizeof *acc->ops);
-		if (!a->acc.ops)
-			abort();
-		memcpy(a->acc.ops, acc->ops, (size_t)acc->nops * sizeof *acc->ops);
-	}
-	if (acc->type.has_die) {
-		Dwarf_Die d = acc->type.die;
-
-		a->acc.type_name = dwv_type_name(&d);
-	} else {
-		a->acc.type_name = strdup(acc->type_name ? acc->type_name : "?");
-	}
-}
-
-static int is_char_type(Dwarf_Die *t)
-{
-	struct dwv_type rt;
-
-	return dwv_resolve_type(t, &rt) == 0 && rt.kind == DWV_T_CHAR;
-}
-
-/* Print one value of type T at access ACC; depth limits recursion. */
-static void pp_value(struct pp *p, struct dwv_access *acc, Dwarf_Die *t, int deep, int depth)
-{
-	struct dwv_type rt;
-	Dwarf_Die inner;
-
-	dwv_resolve_type(t, &rt);
-	acc->type = rt;
-	switch (rt.kind) {
-	case DWV_T_CHAR:
-		fputs("'%c'", p->f);
-		pp_arg(p, DWV_ARG_INT, acc);
-		return;
-	case DWV_T_INT:
-	case DWV_T_ENUM:
-	case DWV_T_BOOL:
-		fputs(rt.is_signed ? "%d" : "%u", p->f);
-		pp_arg(p, DWV_ARG_INT, acc);
-		return;
-	case DWV_T_POINTER:
-		if (die_type(&rt.die, &inner) == 0 && is_char_type(&inner)) {
-			fputs("%s", p->f);
-			pp_arg(p, DWV_ARG_STRING, acc);
-			return;
-		}
-		if (deep && depth < 2 && die_type(&rt.die, &inner) == 0) {
-			struct dwv_type it;
-
-			dwv_resolve_type(&inner, &it);
-			if (it.kind == DWV_T_STRUCT || it.kind == DWV_T_UNION) {
-				struct dwv_access sub = *acc;
-
-				sub.ops = NULL;
-				sub.nops = 0;
-				for (int i = 0; i < acc->nops; i++)
-					add_op(&sub, acc->ops[i].kind, acc->ops[i].n);
-				add_op(&sub, DWV_OP_LOAD_PTR, 0);
-				pp_value(p, &sub, &inner, deep, depth + 1);
-				free(sub.ops);
-				return;
-			}
-		}
-		fputs("%p", p->f);
-		pp_arg(p, DWV_ARG_INT, acc);
-		return;
-	case DWV_T_ARRAY:
-		if (die_type(&rt.die, &inner) == 0 && is_char_type(&inner) && in_memory(acc)) {
-			fputs("%s", p->f);
-			pp_arg(p, DWV_ARG_CHARS, acc);
-			return;
-		}
-		if (die_type(&rt.die, &inner) == 0 && rt.count > 0 && rt.count <= 64 && in_memory(acc)) {
-			struct dwv_type et;
-
-			dwv_resolve_type(&inner, &et);
-			fputc('[', p->f);
-			for (int64_t i = 0; i < rt.count; i++) {
-				struct dwv_access sub = *acc;
-
-				sub.ops = NULL;
-				sub.nops = 0;
-				for (int k = 0; k < acc->nops; k++)
-					add_op(&sub, acc->ops[k].kind, acc->ops[k].n);
-				add_op(&sub, DWV_OP_ADD, i * et.size);
-				if (i)
-					fputs(", ", p->f);
-				pp_value(p, &sub, &inner, deep, depth + 1);
-				free(sub.ops);
-			}
-			fputc(']', p->f);
-			return;
-		}
-		fputs("[...]", p->f);
-		return;
-	case DWV_T_STRUCT:
-	case DWV_T_UNION: {
-		Dwarf_Die c;
-		int first = 1;
-
-		if (!in_memory(acc) || depth > 4) {
-			fputs("{...}", p->f);
-			return;
-		}
-		fputc('{', p->f);
-		if (dwarf_child(&rt.die, &c) == 0) {
-			do {
-				const char *nm = die_name(&c);
-				Dwarf_Die mt;
-				struct dwv_type mrt;
-				int64_t off;
-				int bs, bo;
-				struct dwv_access sub = *acc;
-
-				if (dwarf_tag(&c) != DW_TAG_member || !nm || die_type(&c, &mt) < 0 ||
-				    dwv_resolve_type(&mt, &mrt) < 0 ||
-				    member_offset(&c, &off, &bs, &bo, mrt.size) < 0)
-					continue;
-				fprintf(p->f, "%s.%s=", first ? "" : ", ", nm);
-				first = 0;
-				sub.ops = NULL;
-				sub.nops = 0;
-				for (int k = 0; k < acc->nops; k++)
-					add_op(&sub, acc->ops[k].kind, acc->ops[k].n);
-				add_op(&sub, DWV_OP_ADD, off);
-				sub.bit_size = bs;
-				sub.bit_offset = bo;
-				sub.type = mrt;
-				pp_value(p, &sub, &mt, deep, depth + 1);
-				free(sub.ops);
-			} while (dwarf_siblingof(&c, &c) == 0);
-		}
-		fputc('}', p->f);
-		return;
-	}
-	default:
-		fputc('?', p->f);
-		return;
-	}
-}
-
-static void pp_begin(struct pp *p, struct dwq_mod *m, struct dwv_pretty *out)
-{
-	memset(p, 0, sizeof *p);
-	memset(out, 0, sizeof *out);
-	p->m = m;
-	p->out = out;
-	p->f = open_memstream(&p->fmt, &p->fmtlen);
-	if (!p->f)
-		abort();
-}
-
-static void pp_end(struct pp *p)
-{
-	fclose(p->f);
-	p->out->fmt = p->fmt;
-}
-
-int dwv_pretty_var(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
-		   int nsteps, int deep, struct dwv_pretty *out, char *err, size_t errlen)
-{
-	struct dwv_access acc;
-	struct pp p;
-	Dwarf_Die t;
-
-	if (dwv_access(m, var, steps, nsteps, &acc, err, errlen) < 0)
-		return -1;
-	pp_begin(&p, m, out);
-	t = acc.type.die;
-	if (acc.addr_of || !acc.type.has_die) {
-		fputs("%p", p.f);
-		pp_arg(&p, DWV_ARG_INT, &acc);
-	} else {
-		pp_value(&p, &acc, &t, deep, 0);
-	}
-	pp_end(&p);
-	dwv_access_free(&acc);
-	return 0;
-}
-
-int dwv_pretty_scope(struct dwq_mod *m, uint64_t pc, enum dwv_which which, int suffix,
-		     struct dwv_pretty *out, char *err, size_t errlen)
-{
-	struct dwv_vars vars;
-	struct pp p;
-
-	if (dwv_scope_vars(m, pc, which, &vars, err, errlen) < 0)
-		return -1;
-	pp_begin(&p, m, out);
-	for (size_t i = 0; i < vars.n; i++) {
-		struct dwv_var *v = &vars.v[i];
-		struct dwv_access acc;
-
-		fprintf(p.f, "%s%s=", i ? " " : "", v->name);
-		if (!v->located || dwv_access(m, v, NULL, 0, &acc, NULL, 0) < 0) {
-			fputc('?', p.f);
-			continue;
-		}
-		if (suffix == 0 || !acc.type.has_die) {
-			if (acc.type.kind == DWV_T_STRUCT || acc.type.kind == DWV_T_UNION ||
-			    acc.type.kind == DWV_T_ARRAY || acc.type.kind == DWV_T_FLOAT) {
-				fputc('?', p.f); /* not a scalar: SystemTap prints these only with $ */
-			} else {
-				fputs("%#x", p.f);
-				pp_arg(&p, DWV_ARG_INT, &acc);
-			}
-		} else {
-			Dwarf_Die t = acc.type.die;
-
-			pp_value(&p, &acc, &t, suffix == 2, 0);
-		}
-		dwv_access_free(&acc);
-	}
-	pp_end(&p);
-	dwv_vars_free(&vars);
-	return 0;
-}
-
-void dwv_pretty_free(struct dwv_pretty *p)
-{
-	for (int i = 0; i < p->nargs; i++) {
-		free(p->args[i].acc.ops);
-		free(p->args[i].acc.type_name);
-	}
-	free(p->args);
-	free(p->fmt);
-	memset(p, 0, sizeof *p);
 }

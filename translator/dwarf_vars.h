@@ -21,6 +21,7 @@ enum dwv_loc_kind {
 	DWV_LOC_ADDR,  /* in memory at the module vaddr offset */
 	DWV_LOC_CONST, /* the value is offset (DW_OP_stack_value, implicit) */
 	DWV_LOC_VALUE, /* the value is reg + offset (breg ... stack_value) */
+	DWV_LOC_SCRIPT_ADDR, /* @cast: in memory at the address the script gives */
 };
 
 struct dwv_loc {
@@ -82,8 +83,11 @@ int dwv_scope_vars(struct dwq_mod *m, uint64_t pc, enum dwv_which which, struct 
 void dwv_vars_free(struct dwv_vars *v);
 
 /* Find one variable (innermost scope first, then the CU's globals). On
- * failure ERR holds SystemTap's message: "unable to find local 'x', ...
- * (alternatives: $a $b)". An unlocatable variable is an error too:
+ * failure ERR holds SystemTap's message: "unable to find local 'x', [man
+ * error::dwarf] dieoffset 0x2ee in /abs/a.out, near pc 0x1153 in add
+ * /abs/a.c (alternatives: $a, $b))" (its doubled parenthesis included;
+ * "(<no alternatives>)" when there are none); the caller appends
+ * ": identifier '$x' at FILE:L:C". An unlocatable variable is an error too:
  * "not accessible at this address (pc: 0x...)". */
 int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out,
 		 char *err, size_t errlen);
@@ -132,6 +136,28 @@ int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_st
 	       int nsteps, struct dwv_access *out, char *err, size_t errlen);
 void dwv_access_free(struct dwv_access *a);
 
+/* $return in a .return probe of the function whose DIE is FUNC_DIE (a
+ * dwq_func's die): a variable named "return" located where the ABI puts
+ * the value at the return address (libdwfl's return-value location:
+ * %rax, or memory at %rax for aggregates returned in memory). Floating
+ * point and register-pair returns are reported as errors. */
+int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, char *err,
+		   size_t errlen);
+
+/* @var("name[@file]"): a global (or file-static) variable of the module,
+ * FILE (may be NULL) matching the CU's name or its trailing path. */
+int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct dwv_var *out,
+		   char *err, size_t errlen);
+
+/* @cast(ADDR, "TYPE")->...: find TYPE ("struct point", "union u",
+ * "enum e", "point_t", "int") among the module's types, then build the
+ * access with loc DWV_LOC_SCRIPT_ADDR (memory at the script's address).
+ * Error: "type definition 'TYPE' not found in 'MODULE'". */
+int dwv_find_type(struct dwq_mod *m, const char *type_name, Dwarf_Die *out, char *err,
+		  size_t errlen);
+int dwv_cast_access(struct dwq_mod *m, Dwarf_Die *type, const struct dwv_step *steps, int nsteps,
+		    struct dwv_access *out, char *err, size_t errlen);
+
 /* Pretty-printing: a format (SystemTap printf syntax) and its arguments.
  * Argument kinds tell the generated code how to fetch each value. */
 enum dwv_arg_kind {
@@ -149,10 +175,13 @@ struct dwv_pretty {
 	int nargs;
 };
 
-/* $x$ (deep = 0) and $x$$ (deep = 1) of one variable with STEPS applied;
- * "{.x=%d, .y=%d}" for structs, "[%d, %d]" for arrays, '%c' for chars,
- * quoted strings for char pointers and arrays, %p for other pointers
- * ($x$$ follows pointers to structs one level). */
+/* $x$ (deep = 0) and $x$$ (deep = 1) of one variable with STEPS applied,
+ * as SystemTap prints them: a pointer to a struct is followed at the top
+ * and the struct shown as "{.x=%d, .next=%p, .label=%s, .in={...}}";
+ * integers %d/%u, chars '%#c', pointers %p (not followed below the top),
+ * char pointers and char arrays quoted strings, arrays "[%d, %d]";
+ * nested structs, unions and arrays are "{...}" / "[...]" with $ and
+ * expanded with $$. */
 int dwv_pretty_var(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
 		   int nsteps, int deep, struct dwv_pretty *out, char *err, size_t errlen);
 /* $$vars, $$parms, $$locals (with suffix = 0: "a=%#x b=%#x", unlocatable

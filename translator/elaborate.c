@@ -18,7 +18,7 @@
 static char *as_format(const char *fmt, va_list ap)
 {
 	char *m = xvasprintf(fmt, ap);
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	for (const char *p = m; *p; p++) {
 		if (*p == '%')
 			sb_putc(&b, '%');
@@ -38,8 +38,7 @@ void elab_count_error(struct elab *c)
 	c->s->num_errors++;
 }
 
-void elab_error_text(struct elab *c, const struct token *tok, const char *fmt,
-		     ...)
+void elab_error_text(struct elab *c, const struct token *tok, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -49,8 +48,7 @@ void elab_error_text(struct elab *c, const struct token *tok, const char *fmt,
 	elab_count_error(c);
 }
 
-void elab_warning(struct elab *c, const struct token *tok, const char *fmt,
-		  ...)
+void elab_warning(struct elab *c, const struct token *tok, const char *fmt, ...)
 {
 	if (c->s->suppress_warnings)
 		return;
@@ -81,18 +79,18 @@ void elab_pull_file(struct elab *c, int i)
 	c->pulled[i] = 1;
 	struct stapfile *f = c->files.v[i];
 	struct embedded_block *eb;
-	vec_foreach(struct embedded_block *, eb, &f->embeds)
+	vec_foreach (struct embedded_block *, eb, &f->embeds)
 		vec_push(&c->s->embeds, eb);
 	struct probe *p;
-	vec_foreach(struct probe *, p, &f->probes) vec_push(&c->user_probes, p);
+	vec_foreach (struct probe *, p, &f->probes)
+		vec_push(&c->user_probes, p);
 }
 
 /* Distinct probe bodies of the derived probes, in order. */
 static void collect_bodies(struct elab *c)
 {
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes)
-	{
+	vec_foreach (struct derived_probe *, dp, &c->s->probes) {
 		int seen = 0;
 		for (int i = c->bodies.n - 1; i >= 0 && !seen; i--)
 			seen = c->bodies.v[i] == dp->probe;
@@ -105,26 +103,24 @@ static void setup(struct elab *c, struct session *s)
 {
 	memset(c, 0, sizeof *c);
 	c->s = s;
+	elab_alias_reset();
 	vec_push(&c->files, s->user_file);
 	struct stapfile *f;
-	vec_foreach(struct stapfile *, f, &s->library_files)
+	vec_foreach (struct stapfile *, f, &s->library_files)
 		vec_push(&c->files, f);
 	c->pulled = xcalloc(c->files.n + 1, 1);
 	/* The user file is always in; its embeds are only there under -g,
 	 * which the parser has checked. */
 	elab_pull_file(c, 0);
-	vec_foreach(struct stapfile *, f, &c->files)
-	{
+	vec_foreach (struct stapfile *, f, &c->files) {
 		struct vardecl *v;
-		vec_foreach(struct vardecl *, v, &f->globals)
-		{
+		vec_foreach (struct vardecl *, v, &f->globals) {
 			v->is_global = 1;
 			if (!v->file)
 				v->file = f->src;
 			v->arity = v->init ? 0 : -1;
 			if (v->init && v->type == T_UNKNOWN)
-				v->type = v->init->kind == E_STRING ? T_STRING
-								     : T_LONG;
+				v->type = v->init->kind == E_STRING ? T_STRING : T_LONG;
 			if (v->init)
 				v->init->type = v->type;
 			if (v->type != T_UNKNOWN && !v->type_tok)
@@ -140,7 +136,7 @@ static void setup(struct elab *c, struct session *s)
 static void condition_probe(struct elab *c)
 {
 	struct derived_probe *dp, *first = NULL;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
 		if (dp->point->condition && !first)
 			first = dp;
 	if (!first)
@@ -163,6 +159,7 @@ static void condition_probe(struct elab *c)
 	dp->point = pp;
 	dp->pp = "begin";
 	dp->alias_pp = "begin";
+	dp->tok = p->tok;
 	vec_push(&c->s->probes, dp);
 	vec_push(&c->bodies, p);
 }
@@ -185,12 +182,17 @@ int pass2_elaborate(struct session *s)
 	if (c.errors)
 		return 1;
 
+	elab_fold_defined(&c);
 	if (!s->unoptimized)
-		elab_elide(&c);
+		elab_elide(&c, 0);
 	if (!c.errors)
 		elab_infer_types(&c);
 	if (!c.errors)
 		elab_check(&c);
+	if (!c.errors && s->unoptimized)
+		elab_fold_unoptimized(&c);
+	else if (!c.errors)
+		elab_elide(&c, 1);
 	if (!c.errors)
 		elab_autoprint(&c);
 	if (!c.errors)
@@ -202,8 +204,18 @@ int pass2_elaborate(struct session *s)
 
 	for (int i = 0; i < s->globals.n; i++)
 		((struct vardecl *)s->globals.v[i])->id = i;
-	for (int i = 0; i < s->functions.n; i++)
-		((struct functiondecl *)s->functions.v[i])->id = i;
+	for (int i = 0; i < s->functions.n; i++) {
+		struct functiondecl *fd = s->functions.v[i];
+		fd->id = i;
+		for (int j = 0; j < fd->formals.n; j++)
+			((struct vardecl *)fd->formals.v[j])->id = j;
+		for (int j = 0; j < fd->locals.n; j++)
+			((struct vardecl *)fd->locals.v[j])->id = j;
+	}
+	struct probe *bp;
+	vec_foreach (struct probe *, bp, &c.bodies)
+		for (int j = 0; j < bp->locals.n; j++)
+			((struct vardecl *)bp->locals.v[j])->id = j;
 	for (int i = 0; i < s->probes.n; i++) {
 		struct derived_probe *dp = s->probes.v[i];
 		dp->id = i;
@@ -213,7 +225,7 @@ int pass2_elaborate(struct session *s)
 
 	elab_render_chains();
 	if (s->last_pass == 2) {
-		struct strbuf out = { 0 };
+		struct strbuf out = {0};
 		pass2_print(s, &out);
 		fputs(sb_str(&out), stdout);
 		fflush(stdout);

@@ -13,11 +13,21 @@
  *    { user-body; alias-body } (bodies deep-copied, so every symbol of a
  *    merged body points at that probe's own locals). probe->locals holds
  *    every local (struct vardecl *) the body uses; each E_SYMBOL's .var
- *    points at its vardecl (local, formal or global). A probe condition
- *    "if (COND)" is kept in dp->point->condition (resolved and typed like a
- *    body expression; it may only read globals).
- *  - s->globals: used globals (user's first in declaration order, then
- *    tapset ones in order of first use), with type, arity, index_types,
+ *    points at its vardecl (local, formal or global). Alias bodies share
+ *    the user body's locals (one namespace per derived probe).
+ *  - A probe condition "if (COND)" needs nothing from pass 3: that derived
+ *    probe has its own body copy starting with "if (!(COND)) next" (also
+ *    under -u). dp->point->condition keeps COND for the -p2 text only. As
+ *    SystemTap does, one empty synthesized "begin" probe is then appended.
+ *  - dp->tok: the token messages about this probe refer to (the 'probe'
+ *    keyword, or the point that named the innermost alias expanded).
+ *  - dp->kind, dp->pp (pp() text without condition), dp->sequence
+ *    (begin/end/error argument, else 0), dp->interval_ns and
+ *    dp->randomize_ns (timers; jiffies count as 4 ms, hz as 1e9/N ns).
+ *  - A probe body is an S_BLOCK, possibly empty (-u, or the synthesized
+ *    begin above). Synthesized probes have probe->id == -1.
+ *  - s->globals: used globals in order of first use (as SystemTap lists
+ *    them), with type, arity (at most STAP_MAX_ARITY), index_types,
  *    maxsize, wrap, init, and hist_* for stats used with @hist_linear /
  *    @hist_log. vardecl.id: index in s->globals for globals; index in the
  *    locals vector of its probe/function for locals; for formals, its
@@ -28,13 +38,16 @@
  *  - s->embeds: top-level %{ %} of the user file (under -g) and of every
  *    tapset file something was pulled in from, in file order.
  *  - Every expression's .type is set (T_LONG/T_STRING/T_STATS); E_STAT,
- *    E_HIST operands are stats; print family args keep their own types.
+ *    E_HIST operands are stats (an E_HIST itself is T_LONG); print family
+ *    args keep their own types.
  *    Exception: a function that returns no value (and an embedded-C one
  *    declared without :long/:string) keeps T_UNKNOWN, as do calls to it;
  *    such calls only appear as expression statements (their value unused).
- *  - Unless -u, single-statement nested blocks have been replaced by their
- *    statement, constants folded (if (0) ..., 1 + 2, "a" . "b"), and a
- *    conditional probe's body starts with "if (!(COND)) next".
+ *  - Constants are folded (if (0) ..., 1 + 2, "a" . "b") and statements
+ *    after a jump dropped; unless -u, single-statement nested blocks have
+ *    also been replaced by their statement. Under -u a statement folded
+ *    away is left as S_NULL.
+ *  - Global initializers (vardecl.init) are typed E_NUMBER / E_STRING.
  *  - Globals that are written but never read are printed at the end, as
  *    SystemTap does: pass 2 appends one synthesized derived probe of kind
  *    PK_END per such global (plain AST: foreach/printf/if), whose
@@ -47,8 +60,10 @@
  * through diag.h. On failure it prints nothing else: the driver prints
  * "Pass 2: analysis failed.  [man error::pass2]" and then
  * diag_print_suppressed(). With s->last_pass == 2 it prints the -p2 text
- * to stdout on success, and with -v the "Pass 2: analyzed script" line is
- * the driver's job too (elab_summary() formats its counts). */
+ * to stdout on success; with -v the "Pass 2: analyzed script" line is the
+ * driver's job too (from the lengths of s->probes, functions, embeds,
+ * globals). Like SystemTap, the driver should also print
+ * diag_print_suppressed() at the end of a successful run. */
 #ifndef STAP_ELABORATE_H
 #define STAP_ELABORATE_H
 
@@ -59,31 +74,31 @@
 
 struct elab {
 	struct session *s;
-	struct vec files;        /* struct stapfile *: user file first */
-	char *pulled;            /* per file: its contents are in the program */
-	struct vec user_probes;  /* struct probe * whose points to derive */
-	int probes_derived;      /* user_probes[0..n) already derived */
-	struct vec bodies;       /* distinct struct probe * of s->probes */
+	struct vec files;	/* struct stapfile *: user file first */
+	char *pulled;		/* per file: its contents are in the program */
+	struct vec user_probes; /* struct probe * whose points to derive */
+	int probes_derived;	/* user_probes[0..n) already derived */
+	struct vec bodies;	/* distinct struct probe * of s->probes */
 	int bodies_resolved, functions_resolved;
-	int errors;              /* semantic errors reported by pass 2 */
-	int assert_types;        /* types.c: final pass, report unresolved */
-	int changed;             /* types.c: something inferred this round */
+	int errors;		  /* semantic errors reported by pass 2 */
+	int assert_types;	  /* types.c: final pass, report unresolved */
+	int changed;		  /* types.c: something inferred this round */
+	int context_calls;	  /* types.c: a call may type its function */
+	struct vec defined_nodes; /* @defined(...) rewritten to E_NUMBER 0 */
 };
 
 /* Report a semantic error (counted). Macros, so that diag.c sees each
  * call site's own format: like SystemTap, a second error from the same
  * site is "similar" and suppressed unless -v. */
 void elab_count_error(struct elab *c);
-#define elab_error(c, tok, ...)                                                \
-	(elab_count_error(c), diag_semantic_error(tok, __VA_ARGS__))
-#define elab_error2(c, tok, tok2, ...)                                         \
+#define elab_error(c, tok, ...) (elab_count_error(c), diag_semantic_error(tok, __VA_ARGS__))
+#define elab_error2(c, tok, tok2, ...) \
 	(elab_count_error(c), diag_semantic_error2(tok, tok2, __VA_ARGS__))
 /* An error whose text is the key for suppression (probe-point errors). */
-void elab_error_text(struct elab *c, const struct token *tok, const char *fmt,
-		     ...) STAP_PRINTF(3, 4);
+void elab_error_text(struct elab *c, const struct token *tok, const char *fmt, ...)
+    STAP_PRINTF(3, 4);
 /* A warning: suppressed when its text was seen before (unless -v). */
-void elab_warning(struct elab *c, const struct token *tok, const char *fmt,
-		  ...) STAP_PRINTF(3, 4);
+void elab_warning(struct elab *c, const struct token *tok, const char *fmt, ...) STAP_PRINTF(3, 4);
 
 /* Index of file F in c->files, or -1. */
 int elab_file_index(struct elab *c, const struct source_file *f);
@@ -109,22 +124,22 @@ enum pp_result { PP_OK, PP_NOMATCH, PP_ERROR };
 struct probe_kind_ops {
 	const char *name;
 	/* Fill dp (kind, pp, sequence, timer fields) from point pp. */
-	enum pp_result (*resolve)(struct elab *c, struct probe_point *pp,
-				  struct derived_probe *dp, struct pp_error *err);
+	enum pp_result (*resolve)(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+				  struct pp_error *err);
 	/* Names of the second component this kind accepts, for
 	 * "(similar: ...)" (NULL-terminated, may be NULL). */
 	const char *const *subnames;
 };
 
-extern const struct probe_kind_ops probes_begin_ops, probes_end_ops,
-	probes_error_ops, probes_never_ops;
+extern const struct probe_kind_ops probes_begin_ops, probes_end_ops, probes_error_ops,
+    probes_never_ops;
 extern const struct probe_kind_ops probes_timer_ops;
 extern const struct probe_kind_ops *const probes_kernel_ops[];
 extern const struct probe_kind_ops probes_process_ops;
 
 /* Helpers for resolvers. */
-enum pp_result pp_fail(struct pp_error *err, const struct token *tok,
-		       const char *fmt, ...) STAP_PRINTF(3, 4);
+enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char *fmt, ...)
+    STAP_PRINTF(3, 4);
 /* The pp() text of a point: "timer.ms(100)", "begin(-10)". */
 char *pp_text(const struct probe_point *pp);
 
@@ -135,6 +150,8 @@ void elab_derive_probes(struct elab *c);
 /* Render every derived probe's alias_pp again, once symbols are resolved
  * (conditions print resolved globals as __global_NAME). */
 void elab_render_chains(void);
+/* Forget the previous run's derivations (several runs per process: fuzz). */
+void elab_alias_reset(void);
 /* " if (COND)" with globals as __global_NAME, for -p2 text. */
 void elab_print_condition(struct strbuf *b, struct expr *cond);
 
@@ -157,7 +174,9 @@ void types_check_format(struct elab *c, struct expr *e, struct vec *types);
 void elab_check(struct elab *c);
 
 /* ---- elision and warnings (elaborate_elide.c) ---- */
-void elab_elide(struct elab *c);
+/* Before type checking (AFTER_TYPES 0) with SystemTap's warnings; after
+ * it (1) again once constants are folded, silently but for probes. */
+void elab_elide(struct elab *c, int after_types);
 /* Recount vardecl.read / .written over the whole program. */
 void elab_count_uses(struct elab *c);
 /* The same, counting as auto-printing does (AUTOPRINT non-NULL): "+="
@@ -165,9 +184,14 @@ void elab_count_uses(struct elab *c);
 void elab_count_uses_mode(struct elab *c, void *autoprint);
 void elab_warn_unused(struct elab *c);
 
-/* Constant folding in place; non-zero if anything changed
- * (elaborate_fold.c). */
-int elab_fold(struct stmt *body);
+/* Constant folding and dead code in place; non-zero if anything changed
+ * (elaborate_fold.c). UNOPTIMIZED (-u): a statement folded away becomes
+ * S_NULL. elab_fold_unoptimized() does every body and function. */
+int elab_fold(struct stmt *body, int unoptimized);
+void elab_fold_unoptimized(struct elab *c);
+/* Before anything else: if-statements deciding on @defined(...) keep only
+ * the branch taken, so the other may use what does not resolve. */
+void elab_fold_defined(struct elab *c);
 
 /* ---- auto-printing of write-only globals (elaborate_autoprint.c) ---- */
 void elab_autoprint(struct elab *c);

@@ -14,8 +14,8 @@
 static const struct probe_kind_ops *builtin_kind(const char *name)
 {
 	static const struct probe_kind_ops *const base[] = {
-		&probes_begin_ops, &probes_end_ops, &probes_error_ops,
-		&probes_never_ops, &probes_timer_ops, &probes_process_ops,
+	    &probes_begin_ops, &probes_end_ops,	  &probes_error_ops,
+	    &probes_never_ops, &probes_timer_ops, &probes_process_ops,
 	};
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		if (!strcmp(base[i]->name, name))
@@ -26,8 +26,7 @@ static const struct probe_kind_ops *builtin_kind(const char *name)
 	return NULL;
 }
 
-enum pp_result pp_fail(struct pp_error *err, const struct token *tok,
-		       const char *fmt, ...)
+enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -53,7 +52,7 @@ static void put_component(struct strbuf *b, const struct probe_component *pc)
 
 char *pp_text(const struct probe_point *pp)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	for (int i = 0; i < pp->components.n; i++) {
 		if (i)
 			sb_putc(&b, '.');
@@ -76,7 +75,7 @@ static int mangle_cb(struct expr *e, void *arg)
 
 void elab_print_condition(struct strbuf *b, struct expr *cond)
 {
-	struct vec undo = { 0 };
+	struct vec undo = {0};
 	walk_expr(cond, mangle_cb, &undo);
 	sb_puts(b, " if (");
 	print_expr(b, cond);
@@ -101,7 +100,7 @@ static void put_point_full(struct strbuf *b, const struct probe_point *pp)
 
 static char *points_text(const struct vec *points, const char *sep)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	for (int i = 0; i < points->n; i++) {
 		if (i)
 			sb_puts(&b, sep);
@@ -162,15 +161,14 @@ const char *elab_suggest(const char *name, struct vec *cands)
 		if (dup)
 			continue;
 		int d = edit_distance(name, nm);
-		if (d <= 5)
-			cs[n++] = (struct cand){ nm, d };
+		cs[n++] = (struct cand){nm, d};
 	}
 	if (!n) {
 		free(cs);
 		return "";
 	}
 	qsort(cs, n, sizeof *cs, cand_cmp);
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	sb_puts(&b, " (similar: ");
 	for (int i = 0; i < n && i < 5; i++) {
 		if (i)
@@ -196,8 +194,7 @@ static int arg_equal(const struct expr *a, const struct expr *b)
 }
 
 /* Does the user's point (may hold wildcards) name alias name AN? */
-static int alias_matches(const struct probe_point *pp,
-			 const struct probe_point *an)
+static int alias_matches(const struct probe_point *pp, const struct probe_point *an)
 {
 	if (pp->components.n != an->components.n)
 		return 0;
@@ -212,8 +209,7 @@ static int alias_matches(const struct probe_point *pp,
 	return 1;
 }
 
-static int alias_visible(struct elab *c, const struct probe_alias *al,
-			 const struct probe *from)
+static int alias_visible(struct elab *c, const struct probe_alias *al, const struct probe *from)
 {
 	(void)c;
 	return !al->is_private || al->file == from->file;
@@ -232,14 +228,12 @@ static void push_stmts(struct vec *dst, const struct stmt *body)
 	}
 }
 
-static struct probe *merge_alias(const struct probe *user,
-				 const struct probe_alias *al)
+static struct probe *merge_alias(const struct probe *user, const struct probe_alias *al)
 {
 	struct probe *p = xcalloc(1, sizeof *p);
 	*p = *user;
 	memset(&p->locals, 0, sizeof p->locals);
-	struct stmt *blk = stmt_new(S_BLOCK, user->body ? user->body->tok
-							: al->tok);
+	struct stmt *blk = stmt_new(S_BLOCK, user->body ? user->body->tok : al->tok);
 	if (al->epilogue) {
 		push_stmts(&blk->stmts, user->body);
 		push_stmts(&blk->stmts, al->body);
@@ -253,7 +247,7 @@ static struct probe *merge_alias(const struct probe *user,
 
 static char *alias_text(const struct probe_alias *al)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	char *names = points_text(&al->alias_names, ",");
 	char *pts = points_text(&al->points, ", ");
 	sb_printf(&b, "%s %s %s", names, al->epilogue ? "+=" : "=", pts);
@@ -285,6 +279,7 @@ struct chain {
 	const struct probe_alias *al; /* NULL: the user's probe */
 	const struct probe *user;
 	const struct chain *next;
+	const struct probe_point *via; /* the point that named al */
 };
 
 static char *chain_text(const struct chain *ch)
@@ -297,7 +292,14 @@ static char *chain_text(const struct chain *ch)
 	return r;
 }
 
-static struct vec chain_dps, chain_recs; /* derived_probe * / chain * */
+static struct vec chain_dps, chain_recs;    /* derived_probe * / chain * */
+static struct vec report_keys, report_fmts; /* see report() */
+
+void elab_alias_reset(void)
+{
+	chain_dps.n = chain_recs.n = 0;
+	report_keys.n = report_fmts.n = 0;
+}
 
 void elab_render_chains(void)
 {
@@ -307,9 +309,8 @@ void elab_render_chains(void)
 	}
 }
 
-static int derive_point(struct derive_state *st, struct probe *body,
-			struct probe_point *pp, const struct chain *chain,
-			struct expr *cond, struct pp_error *err);
+static int derive_point(struct derive_state *st, struct probe *body, struct probe_point *pp,
+			const struct chain *chain, struct expr *cond, struct pp_error *err);
 
 /* "while resolving probe point" at PP, then why: one message for
  * SystemTap, suppressed (unless -v) when a cause from the same place in
@@ -322,7 +323,7 @@ static int derive_point(struct derive_state *st, struct probe *body,
 static char *unique_format(const char *text)
 {
 	static int n;
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	for (const char *p = text; *p; p++) {
 		if (*p == '%')
 			sb_putc(&b, '%');
@@ -336,21 +337,20 @@ static char *unique_format(const char *text)
 	return sb_take(&b);
 }
 
-static void report(struct elab *c, struct probe_point *pp,
-		   const struct pp_error *err)
+static void report(struct elab *c, struct probe_point *pp, const struct pp_error *err)
 {
-	static struct vec keys, fmts;
+	struct vec *keys = &report_keys, *fmts = &report_fmts;
 	struct probe_component *c0 = pp->components.v[0];
 	const char *key = err->key ? err->key : err->msg;
-	for (int i = 0; i < keys.n; i++)
-		if (!strcmp(keys.v[i], key) && !msg_verbose) {
+	for (int i = 0; i < keys->n; i++)
+		if (!strcmp(keys->v[i], key) && !msg_verbose) {
 			elab_count_error(c);
-			diag_semantic_error(err->tok, fmts.v[i], "");
+			diag_semantic_error(err->tok, fmts->v[i], "");
 			return;
 		}
 	char *cause = unique_format(err->msg);
-	vec_push(&keys, xstrdup(key));
-	vec_push(&fmts, cause);
+	vec_push(keys, xstrdup(key));
+	vec_push(fmts, cause);
 	char *head = unique_format("while resolving probe point");
 	elab_count_error(c);
 	diag_semantic_error(c0->tok, head, "");
@@ -361,33 +361,31 @@ static void report(struct elab *c, struct probe_point *pp,
 #pragma GCC diagnostic pop
 
 /* An alias point met again while it is being expanded. */
-static int recursion(struct elab *c, struct probe_point *ap,
-		     struct pp_error *err)
+static int recursion(struct elab *c, struct probe_point *ap, struct pp_error *err)
 {
 	struct probe_component *c0 = ap->components.v[0];
-	pp_fail(err, NULL, "recursive loop in alias expansion of %s at %s",
-		pp_text(ap), diag_loc_string(&c0->tok->loc));
+	pp_fail(err, NULL, "recursive loop in alias expansion of %s at %s", pp_text(ap),
+		diag_loc_string(&c0->tok->loc));
 	report(c, ap, err);
 	pp_fail(err, NULL, "no match");
 	return -1;
 }
 
-static int derive_aliases(struct derive_state *st, struct probe *body,
-			  struct probe_point *pp, const struct chain *chain,
-			  struct expr *cond, struct pp_error *err, int *matched)
+static int derive_aliases(struct derive_state *st, struct probe *body, struct probe_point *pp,
+			  const struct chain *chain, struct expr *cond, struct pp_error *err,
+			  int *matched)
 {
 	struct elab *c = st->c;
 	int n = 0;
 	for (int fi = 0; fi < c->files.n; fi++) {
 		struct stapfile *f = c->files.v[fi];
 		struct probe_alias *al;
-		vec_foreach(struct probe_alias *, al, &f->aliases)
-		{
+		vec_foreach (struct probe_alias *, al, &f->aliases) {
 			if (!alias_visible(c, al, body))
 				continue;
 			struct probe_point *an;
 			int hit = 0;
-			vec_foreach(struct probe_point *, an, &al->alias_names)
+			vec_foreach (struct probe_point *, an, &al->alias_names)
 				hit |= alias_matches(pp, an);
 			if (!hit)
 				continue;
@@ -399,17 +397,15 @@ static int derive_aliases(struct derive_state *st, struct probe *body,
 			nchain->al = al;
 			nchain->user = chain->user;
 			nchain->next = chain;
+			nchain->via = pp;
 			struct probe_point *ap;
-			vec_foreach(struct probe_point *, ap, &al->points)
-			{
+			vec_foreach (struct probe_point *, ap, &al->points) {
 				for (int i = 0; i < st->active.n; i++)
 					if (st->active.v[i] == ap)
 						return recursion(c, ap, err);
 				vec_push(&st->active, ap);
 				int k = derive_point(st, np, ap, nchain,
-						     and_conditions(
-							     cond, pp->condition),
-						     err);
+						     and_conditions(cond, pp->condition), err);
 				st->active.n--;
 				if (k < 0 && !ap->optional) {
 					/* Each level says where it failed. */
@@ -427,24 +423,19 @@ static int derive_aliases(struct derive_state *st, struct probe *body,
 	return n;
 }
 
-static int top_level_mismatch(struct elab *c, struct probe_point *pp,
-			      struct pp_error *err)
+static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_error *err)
 {
-	static const char *const builtins[] = { "begin", "end", "error",
-						"never", "timer", "process",
-						"kernel", "module", "syscall" };
-	struct vec names = { 0 };
+	static const char *const builtins[] = {"begin",	  "end",    "error",  "never",	"timer",
+					       "process", "kernel", "module", "syscall"};
+	struct vec names = {0};
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
 		vec_push(&names, (void *)builtins[i]);
 	struct stapfile *f;
-	vec_foreach(struct stapfile *, f, &c->files)
-	{
+	vec_foreach (struct stapfile *, f, &c->files) {
 		struct probe_alias *al;
-		vec_foreach(struct probe_alias *, al, &f->aliases)
-		{
+		vec_foreach (struct probe_alias *, al, &f->aliases) {
 			struct probe_point *an;
-			vec_foreach(struct probe_point *, an, &al->alias_names)
-			{
+			vec_foreach (struct probe_point *, an, &al->alias_names) {
 				struct probe_component *pc = an->components.v[0];
 				if (!strpbrk(pc->functor, "*?["))
 					vec_push(&names, (void *)pc->functor);
@@ -452,8 +443,7 @@ static int top_level_mismatch(struct elab *c, struct probe_point *pp,
 		}
 	}
 	struct probe_component *c0 = pp->components.v[0];
-	pp_fail(err, c0->tok, "probe point mismatch%s",
-		elab_suggest(c0->functor, &names));
+	pp_fail(err, c0->tok, "probe point mismatch%s", elab_suggest(c0->functor, &names));
 	free(names.v);
 	return -1;
 }
@@ -479,14 +469,12 @@ static struct probe *guard_body(struct probe *p, struct expr *cond)
 }
 
 /* Returns the number of probes derived, or -1 with *err set. */
-static int derive_point(struct derive_state *st, struct probe *body,
-			struct probe_point *pp, const struct chain *chain,
-			struct expr *cond, struct pp_error *err)
+static int derive_point(struct derive_state *st, struct probe *body, struct probe_point *pp,
+			const struct chain *chain, struct expr *cond, struct pp_error *err)
 {
 	struct elab *c = st->c;
 	if (st->depth > 50)
-		return pp_fail(err, pp->tok, "probe alias recursion too deep"),
-		       -1;
+		return pp_fail(err, pp->tok, "probe alias recursion too deep"), -1;
 	st->depth++;
 	int matched = 0;
 	int n = derive_aliases(st, body, pp, chain, cond, err, &matched);
@@ -515,6 +503,12 @@ static int derive_point(struct derive_state *st, struct probe *body,
 	dp->point = cp;
 	dp->pp = pp_text(pp);
 	dp->alias_pp = chain_text(chain);
+	if (chain->al) {
+		struct probe_component *v0 = chain->via->components.v[0];
+		dp->tok = v0->tok;
+	} else {
+		dp->tok = chain->user->tok;
+	}
 	vec_push(&chain_dps, dp);
 	vec_push(&chain_recs, (void *)chain);
 	dp->id = c->s->probes.n;
@@ -526,11 +520,10 @@ static void derive_probe(struct elab *c, struct probe *p)
 {
 	struct chain *chain = xcalloc(1, sizeof *chain);
 	chain->user = p;
-	struct derive_state st = { c, 0, { 0 } };
+	struct derive_state st = {c, 0, {0}};
 	struct probe_point *pp;
-	vec_foreach(struct probe_point *, pp, &p->points)
-	{
-		struct pp_error err = { 0 };
+	vec_foreach (struct probe_point *, pp, &p->points) {
+		struct pp_error err = {0};
 		int n = derive_point(&st, p, pp, chain, NULL, &err);
 		if (n < 0 && !pp->optional)
 			report(c, pp, &err);

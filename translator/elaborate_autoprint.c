@@ -41,8 +41,7 @@ static struct expr *mk_str(struct ap *a, const char *s)
 	return e;
 }
 
-static struct vardecl *mk_local(struct ap *a, const char *name,
-				enum exp_type t)
+static struct vardecl *mk_local(struct ap *a, const char *name, enum exp_type t)
 {
 	struct vardecl *v = xcalloc(1, sizeof *v);
 	v->name = name;
@@ -83,11 +82,9 @@ static struct expr *mk_value(struct ap *a, struct vardecl *v, struct vec *keys)
 	return e;
 }
 
-static const char *const stat_ops[] = { "@count", "@min", "@max", "@sum",
-					"@avg" };
+static const char *const stat_ops[] = {"@count", "@min", "@max", "@sum", "@avg"};
 
-static struct expr *mk_stat(struct ap *a, const char *op, struct vardecl *v,
-			    struct vec *keys)
+static struct expr *mk_stat(struct ap *a, const char *op, struct vardecl *v, struct vec *keys)
 {
 	struct expr *e = mk(a, E_STAT, T_LONG);
 	e->op = op;
@@ -102,8 +99,7 @@ static void stats_fmt(struct strbuf *b)
 		sb_printf(b, " %s=%%#d", stat_ops[i]);
 }
 
-static void stats_args(struct ap *a, struct expr *pr, struct vardecl *v,
-		       struct vec *keys)
+static void stats_args(struct ap *a, struct expr *pr, struct vardecl *v, struct vec *keys)
 {
 	for (size_t i = 0; i < sizeof stat_ops / sizeof stat_ops[0]; i++)
 		vec_push(&pr->args, mk_stat(a, stat_ops[i], v, keys));
@@ -111,7 +107,7 @@ static void stats_args(struct ap *a, struct expr *pr, struct vardecl *v,
 
 static struct stmt *print_scalar(struct ap *a, struct vardecl *v)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	if (v->type == T_STATS) {
 		struct expr *cnt = mk_stat(a, "@count", v, NULL);
 		struct expr *cmp = mk(a, E_COMPARE, T_LONG);
@@ -142,12 +138,11 @@ static struct stmt *print_scalar(struct ap *a, struct vardecl *v)
 static struct stmt *print_array(struct ap *a, struct vardecl *v)
 {
 	struct stmt *fe = stmt_new(S_FOREACH, a->tok);
-	struct vec keys = { 0 };
-	struct strbuf b = { 0 };
+	struct vec keys = {0};
+	struct strbuf b = {0};
 	sb_printf(&b, "%s[", v->name);
 	for (int i = 0; i < v->arity; i++) {
-		struct vardecl *k = mk_local(a, xasprintf("__idx%d", i),
-					     v->index_types[i]);
+		struct vardecl *k = mk_local(a, xasprintf("__idx%d", i), v->index_types[i]);
 		vec_push(&keys, k);
 		vec_push(&fe->indexes, mk_sym(a, k));
 		if (i)
@@ -186,10 +181,9 @@ static void autoprint_global(struct elab *c, struct vardecl *v)
 	p->tok = v->tok;
 	p->file = v->file;
 	p->id = -1; /* synthesized: -p2 -v prints its block as is */
-	struct ap a = { v->tok, p };
+	struct ap a = {v->tok, p};
 	struct stmt *blk = stmt_new(S_BLOCK, v->tok);
-	vec_push(&blk->stmts, v->arity > 0 ? print_array(&a, v)
-					   : print_scalar(&a, v));
+	vec_push(&blk->stmts, v->arity > 0 ? print_array(&a, v) : print_scalar(&a, v));
 	p->body = blk;
 
 	struct probe_component *pc = xcalloc(1, sizeof *pc);
@@ -206,6 +200,7 @@ static void autoprint_global(struct elab *c, struct vardecl *v)
 	dp->point = pp;
 	dp->pp = "end";
 	dp->alias_pp = "end";
+	dp->tok = v->tok;
 	dp->id = c->s->probes.n;
 	vec_push(&c->s->probes, dp);
 	vec_push(&c->bodies, p);

@@ -9,8 +9,8 @@
 /* ---- which globals a function writes, transitively ---- */
 
 struct writes {
-	struct vec vars;  /* struct vardecl * written */
-	struct vec seen;  /* functions visited */
+	struct vec vars; /* struct vardecl * written */
+	struct vec seen; /* functions visited */
 };
 
 static struct vardecl *lvalue_var(struct expr *e)
@@ -29,8 +29,7 @@ static void collect_writes_fn(struct functiondecl *fd, struct writes *w);
 static int writes_expr(struct expr *e, void *arg)
 {
 	struct writes *w = arg;
-	if (e->kind == E_ASSIGN || e->kind == E_PRE_INC ||
-	    e->kind == E_POST_INC) {
+	if (e->kind == E_ASSIGN || e->kind == E_PRE_INC || e->kind == E_POST_INC) {
 		struct vardecl *v = lvalue_var(e->left);
 		if (v && v->is_global)
 			vec_push(&w->vars, v);
@@ -62,7 +61,7 @@ static void collect_writes_fn(struct functiondecl *fd, struct writes *w)
 
 static int fn_writes(struct functiondecl *fd, struct vardecl *v)
 {
-	struct writes w = { 0 };
+	struct writes w = {0};
 	collect_writes_fn(fd, &w);
 	int r = 0;
 	for (int i = 0; i < w.vars.n; i++)
@@ -82,13 +81,11 @@ struct fe_ctx {
 static int fe_expr(struct expr *e, void *arg)
 {
 	struct fe_ctx *fc = arg;
-	if (e->kind == E_ASSIGN || e->kind == E_PRE_INC ||
-	    e->kind == E_POST_INC) {
+	if (e->kind == E_ASSIGN || e->kind == E_PRE_INC || e->kind == E_POST_INC) {
 		struct vardecl *v = lvalue_var(e->left);
 		if (v == fc->arr && strcmp(e->op ? e->op : "", "<<<"))
-			elab_error(fc->c, e->left->kind == E_INDEX
-						  ? e->left->base->tok
-						  : e->left->tok,
+			elab_error(fc->c,
+				   e->left->kind == E_INDEX ? e->left->base->tok : e->left->tok,
 				   "variable '%s' modified during 'foreach' "
 				   "iteration",
 				   v->name);
@@ -107,9 +104,8 @@ static int fe_stmt(struct stmt *s, void *arg)
 	if (s->kind == S_DELETE) {
 		struct vardecl *v = lvalue_var(s->value);
 		if (v == fc->arr)
-			elab_error(fc->c, s->value->kind == E_INDEX
-						  ? s->value->base->tok
-						  : s->value->tok,
+			elab_error(fc->c,
+				   s->value->kind == E_INDEX ? s->value->base->tok : s->value->tok,
 				   "variable '%s' modified during 'foreach' "
 				   "iteration",
 				   v->name);
@@ -120,10 +116,9 @@ static int fe_stmt(struct stmt *s, void *arg)
 static int foreach_stmt(struct stmt *s, void *arg)
 {
 	struct elab *c = arg;
-	if (s->kind != S_FOREACH || !s->array || s->array->kind != E_SYMBOL ||
-	    !s->array->var)
+	if (s->kind != S_FOREACH || !s->array || s->array->kind != E_SYMBOL || !s->array->var)
 		return 0;
-	struct fe_ctx fc = { c, s->array->var };
+	struct fe_ctx fc = {c, s->array->var};
 	walk_stmt(s->body, fe_stmt, fe_expr, &fc);
 	return 0;
 }
@@ -157,8 +152,7 @@ static void note_hist(struct elab *c, struct expr *h)
 		return;
 	if (v->hist_linear || v->hist_log) {
 		if (!hist_same(v, h))
-			elab_error(c, h->tok,
-				   "multiple histogram types declared on '%s%s'",
+			elab_error(c, h->tok, "multiple histogram types declared on '%s%s'",
 				   v->is_global ? "__global_" : "", v->name);
 		return;
 	}
@@ -168,7 +162,7 @@ static void note_hist(struct elab *c, struct expr *h)
 		return;
 	}
 	v->hist_linear = 1;
-	int64_t p[3] = { 0, 0, 0 };
+	int64_t p[3] = {0, 0, 0};
 	for (int i = 0; i < 3 && i < h->args.n; i++) {
 		const struct expr *a = h->args.v[i];
 		p[i] = a->kind == E_NUMBER ? a->num : 0;
@@ -196,11 +190,6 @@ static int stats_expr(struct expr *e, void *arg)
 		bad_stats(c, e->left);
 		bad_stats(c, e->right);
 		break;
-	case E_CALL: {
-		struct expr *a;
-		vec_foreach(struct expr *, a, &e->args) bad_stats(c, a);
-		break;
-	}
 	default:
 		break;
 	}
@@ -217,10 +206,11 @@ static int stats_stmt(struct stmt *s, void *arg)
 static void check_locals(struct elab *c, struct vec *locals)
 {
 	struct vardecl *v;
-	vec_foreach(struct vardecl *, v, locals) if (v->type == T_STATS)
-		elab_error(c, v->tok,
-			   "stat locals not supported, missing global "
-			   "declaration? ");
+	vec_foreach (struct vardecl *, v, locals)
+		if (v->type == T_STATS)
+			elab_error(c, v->tok,
+				   "stat locals not supported, missing global "
+				   "declaration? ");
 }
 
 static void check_body(struct elab *c, struct stmt *body)
@@ -232,14 +222,12 @@ static void check_body(struct elab *c, struct stmt *body)
 void elab_check(struct elab *c)
 {
 	struct probe *p;
-	vec_foreach(struct probe *, p, &c->bodies)
-	{
+	vec_foreach (struct probe *, p, &c->bodies) {
 		check_locals(c, &p->locals);
 		check_body(c, p->body);
 	}
 	struct functiondecl *fd;
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
-	{
+	vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 		check_locals(c, &fd->locals);
 		check_locals(c, &fd->formals);
 		check_body(c, fd->body);

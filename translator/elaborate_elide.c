@@ -14,7 +14,7 @@ struct el {
 	struct elab *c;
 	int round;
 	int changed;
-	int mult;              /* derived probes sharing the body walked */
+	int mult;	       /* derived probes sharing the body walked */
 	struct vec pure_fns;   /* functiondecl * known pure */
 	struct vec impure_fns; /* functiondecl * known impure or in progress */
 };
@@ -102,14 +102,14 @@ static int pure_stmt_cb(struct stmt *s, void *arg)
 /* A function body: pure if it writes no global and prints nothing. */
 static int stmt_pure(struct el *el, struct stmt *s)
 {
-	struct pure_walk pw = { el, 1, 1 };
+	struct pure_walk pw = {el, 1, 1};
 	walk_stmt(s, pure_stmt_cb, pure_expr_cb, &pw);
 	return pw.pure;
 }
 
 static int expr_pure(struct el *el, struct expr *e)
 {
-	struct pure_walk pw = { el, 0, 1 };
+	struct pure_walk pw = {el, 0, 1};
 	walk_expr(e, pure_expr_cb, &pw);
 	return pw.pure;
 }
@@ -119,7 +119,8 @@ static int expr_pure(struct el *el, struct expr *e)
 static void zero_vars(struct vec *vars)
 {
 	struct vardecl *v;
-	vec_foreach(struct vardecl *, v, vars) v->read = v->written = 0;
+	vec_foreach (struct vardecl *, v, vars)
+		v->read = v->written = 0;
 }
 
 static struct vardecl *lvalue_var(struct expr *e)
@@ -128,8 +129,7 @@ static struct vardecl *lvalue_var(struct expr *e)
 		return NULL;
 	if (e->kind == E_SYMBOL)
 		return e->var;
-	if ((e->kind == E_INDEX || e->kind == E_IN) && e->base &&
-	    e->base->kind == E_SYMBOL)
+	if ((e->kind == E_INDEX || e->kind == E_IN) && e->base && e->base->kind == E_SYMBOL)
 		return e->base->var;
 	return NULL;
 }
@@ -153,7 +153,7 @@ static int count_expr(struct expr *e, void *arg)
 			/* The lvalue itself is not a read; its indexes are. */
 			if (e->left->kind == E_INDEX) {
 				struct expr *a;
-				vec_foreach(struct expr *, a, &e->left->args)
+				vec_foreach (struct expr *, a, &e->left->args)
 					walk_expr(a, count_expr, arg);
 			}
 			walk_expr(e->right, count_expr, arg);
@@ -168,7 +168,7 @@ static int count_expr(struct expr *e, void *arg)
 		if (v && arg) {
 			if (e->left->kind == E_INDEX) {
 				struct expr *a;
-				vec_foreach(struct expr *, a, &e->left->args)
+				vec_foreach (struct expr *, a, &e->left->args)
 					walk_expr(a, count_expr, arg);
 			}
 			return 1;
@@ -196,22 +196,23 @@ static int count_stmt(struct stmt *s, void *arg)
 			if (arg)
 				v->read++;
 			if (s->value->kind == E_INDEX)
-				vec_foreach(struct expr *, x, &s->value->args)
+				vec_foreach (struct expr *, x, &s->value->args)
 					walk_expr(x, count_expr, arg);
 			return 1;
 		}
 		break;
 	}
 	case S_FOREACH:
-		vec_foreach(struct expr *, x, &s->indexes) if (x->var)
-			x->var->written++;
+		vec_foreach (struct expr *, x, &s->indexes)
+			if (x->var)
+				x->var->written++;
 		if (s->value_var && s->value_var->var)
 			s->value_var->var->written++;
 		if (s->array && s->array->kind == E_SYMBOL && s->array->var)
 			s->array->var->read++;
 		else
 			walk_expr(s->array, count_expr, arg);
-		vec_foreach(struct expr *, x, &s->array_slice)
+		vec_foreach (struct expr *, x, &s->array_slice)
 			walk_expr(x, count_expr, arg);
 		walk_expr(s->limit, count_expr, arg);
 		walk_stmt(s->body, count_stmt, count_expr, arg);
@@ -238,20 +239,20 @@ void elab_count_uses(struct elab *c)
 void elab_count_uses_mode(struct elab *c, void *autoprint)
 {
 	struct probe *p;
-	vec_foreach(struct probe *, p, &c->bodies) zero_vars(&p->locals);
+	vec_foreach (struct probe *, p, &c->bodies)
+		zero_vars(&p->locals);
 	struct functiondecl *fd;
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
-	{
+	vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 		zero_vars(&fd->locals);
 		zero_vars(&fd->formals);
 	}
 	zero_vars(&c->s->globals);
-	vec_foreach(struct probe *, p, &c->bodies)
+	vec_foreach (struct probe *, p, &c->bodies)
 		walk_stmt(p->body, count_stmt, count_expr, autoprint);
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
 		walk_expr(dp->point->condition, count_expr, autoprint);
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
+	vec_foreach (struct functiondecl *, fd, &c->s->functions)
 		walk_stmt(fd->body, count_stmt, count_expr, autoprint);
 }
 
@@ -260,37 +261,36 @@ void elab_count_uses_mode(struct elab *c, void *autoprint)
 static void warn_never_assigned(struct el *el, struct vec *locals, int mult)
 {
 	struct vardecl *v;
-	vec_foreach(struct vardecl *, v, locals)
-	{
+	vec_foreach (struct vardecl *, v, locals) {
 		if (v->written || !v->read)
 			continue;
-		struct vec others = { 0 };
+		struct vec others = {0};
 		struct vardecl *o;
-		vec_foreach(struct vardecl *, o, locals) if (o != v)
+		vec_foreach (struct vardecl *, o, locals)
+			if (o != v)
+				vec_push(&others, (void *)o->name);
+		vec_foreach (struct vardecl *, o, &el->c->s->globals)
 			vec_push(&others, (void *)o->name);
 		const char *sim = elab_suggest(v->name, &others);
 		free(others.v);
 		for (int i = 0; i < mult; i++)
-			elab_warning(el->c, v->tok,
-				     "never-assigned local variable '%s'%s",
-				     v->name, sim);
+			elab_warning(el->c, v->tok, "never-assigned local variable '%s'%s", v->name,
+				     sim);
 	}
 }
 
 static void warn_globals(struct el *el)
 {
-	struct vec names = { 0 };
+	struct vec names = {0};
 	struct vardecl *v;
-	vec_foreach(struct vardecl *, v, &el->c->s->globals)
+	vec_foreach (struct vardecl *, v, &el->c->s->globals)
 		vec_push(&names, (void *)v->name);
-	vec_foreach(struct vardecl *, v, &el->c->s->globals)
-	{
+	vec_foreach (struct vardecl *, v, &el->c->s->globals) {
 		if (v->written || v->init || !v->read)
 			continue;
 		if (elab_file_index(el->c, v->file) > 0)
 			continue; /* the tapset's business */
-		elab_warning(el->c, v->tok,
-			     "never-assigned global variable '%s'%s", v->name,
+		elab_warning(el->c, v->tok, "never-assigned global variable '%s'%s", v->name,
 			     elab_suggest(v->name, &names));
 	}
 	free(names.v);
@@ -301,7 +301,7 @@ static void warn_globals(struct el *el)
 static int elide_assign_cb(struct expr *e, void *arg)
 {
 	struct el *el = arg;
-	if (e->kind != E_ASSIGN || strcmp(e->op, "=") || !e->left ||
+	if (e->kind != E_ASSIGN || (strcmp(e->op, "=") && strcmp(e->op, "<<<")) || !e->left ||
 	    e->left->kind != E_SYMBOL)
 		return 0;
 	struct vardecl *v = e->left->var;
@@ -309,8 +309,7 @@ static int elide_assign_cb(struct expr *e, void *arg)
 		return 0;
 	if (el->round == 0)
 		for (int i = 0; i < el->mult; i++)
-			elab_warning(el->c, e->tok,
-				     "Eliding assignment to '%s'", v->name);
+			elab_warning(el->c, e->tok, "Eliding assignment to '%s'", v->name);
 	*e = *e->right;
 	el->changed = 1;
 	return 0;
@@ -320,6 +319,12 @@ static int elide_assign_cb(struct expr *e, void *arg)
 
 static int reduce_stmt(struct el *el, struct stmt *s);
 
+static int jumps(const struct stmt *s)
+{
+	return s->kind == S_NEXT || s->kind == S_RETURN || s->kind == S_BREAK ||
+	       s->kind == S_CONTINUE;
+}
+
 static void reduce_block(struct el *el, struct stmt *b)
 {
 	int k = 0;
@@ -327,6 +332,8 @@ static void reduce_block(struct el *el, struct stmt *b)
 		struct stmt *sub = b->stmts.v[i];
 		if (!reduce_stmt(el, sub))
 			b->stmts.v[k++] = sub;
+		if (jumps(sub))
+			break; /* the rest can never run */
 	}
 	if (k != b->stmts.n)
 		el->changed = 1;
@@ -335,8 +342,7 @@ static void reduce_block(struct el *el, struct stmt *b)
 
 static int empty_stmt(const struct stmt *s)
 {
-	return !s || (s->kind == S_BLOCK && s->stmts.n == 0) ||
-	       s->kind == S_NULL;
+	return !s || (s->kind == S_BLOCK && s->stmts.n == 0) || s->kind == S_NULL;
 }
 
 /* Returns non-zero if S should be removed. */
@@ -364,14 +370,24 @@ static int reduce_stmt(struct el *el, struct stmt *s)
 			s->then = stmt_new(S_BLOCK, s->tok);
 		if (s->els && reduce_stmt(el, s->els))
 			s->els = NULL;
-		return empty_stmt(s->then) && !s->els &&
-		       expr_pure(el, s->cond);
-	case S_FOR:
+		return empty_stmt(s->then) && !s->els && expr_pure(el, s->cond);
 	case S_FOREACH:
+		/* An empty loop over an array does nothing. */
+		if (reduce_stmt(el, s->body)) {
+			s->body = stmt_new(S_BLOCK, s->tok);
+			return (!s->limit || expr_pure(el, s->limit)) && expr_pure(el, s->array);
+		}
+		return 0;
+	case S_FOR:
 		if (reduce_stmt(el, s->body))
 			s->body = stmt_new(S_BLOCK, s->tok);
 		return 0;
 	case S_TRY:
+		/* An unread catch variable is dropped. */
+		if (s->catch_var && s->catch_var->var && !s->catch_var->var->read) {
+			s->catch_var = NULL;
+			el->changed = 1;
+		}
 		if (reduce_stmt(el, s->body))
 			s->body = stmt_new(S_BLOCK, s->tok);
 		if (reduce_stmt(el, s->catch_body))
@@ -410,12 +426,12 @@ static int mark_calls(struct expr *e, void *arg)
 static void drop_unused_functions(struct el *el)
 {
 	struct elab *c = el->c;
-	struct vec reached = { 0 };
+	struct vec reached = {0};
 	struct probe *p;
-	vec_foreach(struct probe *, p, &c->bodies)
+	vec_foreach (struct probe *, p, &c->bodies)
 		walk_stmt(p->body, NULL, mark_calls, &reached);
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
 		walk_expr(dp->point->condition, mark_calls, &reached);
 	int k = 0;
 	for (int i = 0; i < c->s->functions.n; i++) {
@@ -445,11 +461,6 @@ static void drop_unused_globals(struct el *el)
 	g->n = k;
 }
 
-static int is_user_probe(struct elab *c, struct probe *p)
-{
-	return in_vec(&c->user_probes, p);
-}
-
 static void drop_empty_probes(struct el *el)
 {
 	struct elab *c = el->c;
@@ -462,9 +473,7 @@ static void drop_empty_probes(struct el *el)
 			continue;
 		}
 		struct probe_component *c0 = dp->point->components.v[0];
-		const struct token *tok = is_user_probe(c, dp->probe)
-						  ? dp->probe->tok
-						  : c0->tok;
+		const struct token *tok = dp->tok ? dp->tok : dp->probe->tok;
 		elab_warning(c, tok, "Probe '%s' has been elided", c0->functor);
 		el->changed = 1;
 	}
@@ -474,8 +483,7 @@ static void drop_empty_probes(struct el *el)
 	for (int i = 0; i < c->bodies.n; i++) {
 		int used = 0;
 		for (int j = 0; j < ps->n && !used; j++)
-			used = ((struct derived_probe *)ps->v[j])->probe ==
-			       c->bodies.v[i];
+			used = ((struct derived_probe *)ps->v[j])->probe == c->bodies.v[i];
 		if (used)
 			c->bodies.v[k++] = c->bodies.v[i];
 	}
@@ -524,52 +532,52 @@ static int sharing(struct elab *c, struct probe *p)
 {
 	int n = 0;
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes) n +=
-		dp->probe == p;
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
+		n += dp->probe == p;
 	return n ? n : 1;
 }
 
-void elab_elide(struct elab *c)
+void elab_elide(struct elab *c, int after_types)
 {
-	struct el el = { 0 };
+	struct el el = {0};
 	el.c = c;
 	struct probe *p;
 	struct functiondecl *fd;
-	for (el.round = 0; el.round < 50; el.round++) {
+	/* After type checking only the folded constants are new: statements
+	 * go silently (warnings belong to the first round before types). */
+	for (el.round = after_types; el.round < 50; el.round++) {
 		el.changed = 0;
 		elab_count_uses(c);
 		if (el.round == 0) {
-			vec_foreach(struct probe *, p, &c->bodies)
-				warn_never_assigned(&el, &p->locals,
-						    sharing(c, p));
-			vec_foreach(struct functiondecl *, fd,
-				    &c->s->functions)
+			vec_foreach (struct probe *, p, &c->bodies)
+				warn_never_assigned(&el, &p->locals, sharing(c, p));
+			vec_foreach (struct functiondecl *, fd, &c->s->functions)
 				warn_never_assigned(&el, &fd->locals, 1);
 			warn_globals(&el);
 		}
-		vec_foreach(struct probe *, p, &c->bodies)
-			el.changed |= elab_fold(p->body);
-		vec_foreach(struct functiondecl *, fd, &c->s->functions)
-			el.changed |= elab_fold(fd->body);
-		vec_foreach(struct probe *, p, &c->bodies)
-		{
+		if (after_types) {
+			vec_foreach (struct probe *, p, &c->bodies)
+				el.changed |= elab_fold(p->body, 0);
+			vec_foreach (struct functiondecl *, fd, &c->s->functions)
+				el.changed |= elab_fold(fd->body, 0);
+		}
+		vec_foreach (struct probe *, p, &c->bodies) {
 			el.mult = sharing(c, p);
 			walk_stmt(p->body, NULL, elide_assign_cb, &el);
 		}
-		vec_foreach(struct functiondecl *, fd, &c->s->functions)
-		{
+		vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 			el.mult = 1;
 			walk_stmt(fd->body, NULL, elide_assign_cb, &el);
 		}
-		vec_foreach(struct probe *, p, &c->bodies)
-		{
+		vec_foreach (struct probe *, p, &c->bodies) {
 			el.mult = sharing(c, p);
+			flatten_body(p->body);
 			if (p->body && p->body->kind == S_BLOCK)
 				reduce_block(&el, p->body);
 		}
-		vec_foreach(struct functiondecl *, fd, &c->s->functions)
-		{
+		vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 			el.mult = 1;
+			flatten_body(fd->body);
 			if (fd->body && fd->body->kind == S_BLOCK)
 				reduce_block(&el, fd->body);
 		}
@@ -577,16 +585,17 @@ void elab_elide(struct elab *c)
 		drop_empty_probes(&el);
 		drop_unused_functions(&el);
 		elab_count_uses(c);
-		vec_foreach(struct probe *, p, &c->bodies)
+		vec_foreach (struct probe *, p, &c->bodies)
 			drop_unused_locals(&p->locals);
-		vec_foreach(struct functiondecl *, fd, &c->s->functions)
+		vec_foreach (struct functiondecl *, fd, &c->s->functions)
 			drop_unused_locals(&fd->locals);
 		drop_unused_globals(&el);
 		if (!el.changed)
 			break;
 	}
-	vec_foreach(struct probe *, p, &c->bodies) flatten_body(p->body);
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
+	vec_foreach (struct probe *, p, &c->bodies)
+		flatten_body(p->body);
+	vec_foreach (struct functiondecl *, fd, &c->s->functions)
 		flatten_body(fd->body);
 	free(el.pure_fns.v);
 	free(el.impure_fns.v);

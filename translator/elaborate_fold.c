@@ -1,7 +1,8 @@
-/* Constant folding, part of elision (skipped under -u) as in SystemTap:
- * operators on literals become literals, "x + 0" becomes "x", and if /
- * ?: / while with a literal condition keep only the branch taken.
- * Division by zero is left alone: it is a run-time error. */
+/* Constant folding after type checking (also under -u), as SystemTap
+ * does: operators on literals become literals, "x + 0" becomes "x", if /
+ * ?: / while with a literal condition keep only the branch taken, and
+ * statements after a jump go. Division by zero is left alone: it is a
+ * run-time error. */
 #include <string.h>
 
 #include "elaborate.h"
@@ -88,19 +89,19 @@ static int fold_expr_cb(struct expr *e, void *arg)
 	fold(e->right, changed);
 	fold(e->cond, changed);
 	struct expr *x;
-	vec_foreach(struct expr *, x, &e->args) fold(x, changed);
+	vec_foreach (struct expr *, x, &e->args)
+		fold(x, changed);
 	int64_t v;
 	switch (e->kind) {
 	case E_BINARY:
 		if (is_num(e->left) && is_num(e->right) && fold_binary(e, &v)) {
 			to_num(e, v);
 			*changed = 1;
-		} else if (!strcmp(e->op, "+") && is_num(e->left) &&
-			   e->left->num == 0) {
+		} else if (!strcmp(e->op, "+") && is_num(e->left) && e->left->num == 0) {
 			*e = *e->right;
 			*changed = 1;
-		} else if ((!strcmp(e->op, "+") || !strcmp(e->op, "-")) &&
-			   is_num(e->right) && e->right->num == 0) {
+		} else if ((!strcmp(e->op, "+") || !strcmp(e->op, "-")) && is_num(e->right) &&
+			   e->right->num == 0) {
 			*e = *e->left;
 			*changed = 1;
 		}
@@ -124,8 +125,7 @@ static int fold_expr_cb(struct expr *e, void *arg)
 			to_num(e, compare(e->op, (a > b) - (a < b)));
 			*changed = 1;
 		} else if (is_str(e->left) && is_str(e->right)) {
-			to_num(e, compare(e->op, strcmp(e->left->str,
-							e->right->str)));
+			to_num(e, compare(e->op, strcmp(e->left->str, e->right->str)));
 			*changed = 1;
 		}
 		break;
@@ -138,8 +138,7 @@ static int fold_expr_cb(struct expr *e, void *arg)
 		break;
 	case E_CONCAT:
 		if (is_str(e->left) && is_str(e->right)) {
-			const char *s = xasprintf("%s%s", e->left->str,
-						  e->right->str);
+			const char *s = xasprintf("%s%s", e->left->str, e->right->str);
 			e->kind = E_STRING;
 			e->str = s;
 			e->left = e->right = NULL;
@@ -148,9 +147,8 @@ static int fold_expr_cb(struct expr *e, void *arg)
 		break;
 	case E_TERNARY:
 		/* Mixed literal types are left for type checking to report. */
-		if (is_num(e->cond) &&
-		    !((is_num(e->left) && is_str(e->right)) ||
-		      (is_str(e->left) && is_num(e->right)))) {
+		if (is_num(e->cond) && !((is_num(e->left) && is_str(e->right)) ||
+					 (is_str(e->left) && is_num(e->right)))) {
 			*e = e->cond->num ? *e->left : *e->right;
 			*changed = 1;
 		}
@@ -159,6 +157,15 @@ static int fold_expr_cb(struct expr *e, void *arg)
 		break;
 	}
 	return 1; /* children done above */
+}
+
+/* Under -u a statement folded away stays as ";" (SystemTap prints it). */
+static int keep_null;
+
+static void drop(struct stmt *s)
+{
+	memset(&s->stmts, 0, sizeof s->stmts);
+	s->kind = keep_null ? S_NULL : S_BLOCK;
 }
 
 static int fold_stmt_cb(struct stmt *s, void *arg)
@@ -176,8 +183,7 @@ static int fold_stmt_cb(struct stmt *s, void *arg)
 				*s = *keep;
 				walk_stmt(s, fold_stmt_cb, fold_expr_cb, changed);
 			} else {
-				memset(&s->stmts, 0, sizeof s->stmts);
-				s->kind = S_BLOCK;
+				drop(s);
 			}
 		}
 		return 1;
@@ -190,8 +196,7 @@ static int fold_stmt_cb(struct stmt *s, void *arg)
 			s->kind = S_EXPR;
 			s->value = s->init;
 		} else {
-			memset(&s->stmts, 0, sizeof s->stmts);
-			s->kind = S_BLOCK;
+			drop(s);
 		}
 		return 0;
 	default:
@@ -199,9 +204,104 @@ static int fold_stmt_cb(struct stmt *s, void *arg)
 	}
 }
 
-int elab_fold(struct stmt *body)
+/* Statements after next/return/break/continue in a block never run. */
+static int is_jump(const struct stmt *s)
+{
+	return s->kind == S_NEXT || s->kind == S_RETURN || s->kind == S_BREAK ||
+	       s->kind == S_CONTINUE;
+}
+
+static int dead_code_cb(struct stmt *s, void *arg)
+{
+	int *changed = arg;
+	if (s->kind != S_BLOCK)
+		return 0;
+	for (int i = 0; i < s->stmts.n; i++)
+		if (is_jump(s->stmts.v[i]) && i + 1 < s->stmts.n) {
+			s->stmts.n = i + 1;
+			*changed = 1;
+		}
+	return 0;
+}
+
+int elab_fold(struct stmt *body, int unoptimized)
 {
 	int changed = 0;
+	keep_null = unoptimized;
 	walk_stmt(body, fold_stmt_cb, fold_expr_cb, &changed);
+	walk_stmt(body, dead_code_cb, NULL, &changed);
 	return changed;
+}
+
+void elab_fold_unoptimized(struct elab *c)
+{
+	struct probe *p;
+	vec_foreach (struct probe *, p, &c->bodies)
+		elab_fold(p->body, 1);
+	struct functiondecl *fd;
+	vec_foreach (struct functiondecl *, fd, &c->s->functions)
+		elab_fold(fd->body, 1);
+}
+
+struct defined_walk {
+	struct vec *nodes;
+	int found;
+};
+
+static int find_defined(struct expr *e, void *arg)
+{
+	struct defined_walk *dw = arg;
+	for (int i = 0; i < dw->nodes->n; i++)
+		if (dw->nodes->v[i] == e)
+			dw->found = 1;
+	return dw->found;
+}
+
+static int defined_if_cb(struct stmt *s, void *arg)
+{
+	struct defined_walk *dw = arg;
+	if (s->kind != S_IF)
+		return 0;
+	dw->found = 0;
+	walk_expr(s->cond, find_defined, dw);
+	if (!dw->found)
+		return 0;
+	int changed = 0;
+	keep_null = 0;
+	fold_stmt_cb(s, &changed);
+	return 0;
+}
+
+static struct defined_walk cur_dw_store, *cur_dw = &cur_dw_store;
+
+static int defined_ternary_cb(struct expr *e, void *arg)
+{
+	(void)arg;
+	if (e->kind != E_TERNARY)
+		return 0;
+	cur_dw->found = 0;
+	walk_expr(e->cond, find_defined, cur_dw);
+	if (!cur_dw->found)
+		return 0;
+	int changed = 0;
+	fold(e->cond, &changed);
+	if (is_num(e->cond)) {
+		*e = e->cond->num ? *e->left : *e->right;
+		walk_expr(e, defined_ternary_cb, NULL);
+		return 1;
+	}
+	return 0;
+}
+
+void elab_fold_defined(struct elab *c)
+{
+	if (!c->defined_nodes.n)
+		return;
+	cur_dw->nodes = &c->defined_nodes;
+	struct probe *p;
+	vec_foreach (struct probe *, p, &c->bodies)
+		walk_stmt(p->body, defined_if_cb, defined_ternary_cb, cur_dw);
+	struct functiondecl *fd;
+	vec_foreach (struct functiondecl *, fd, &c->s->functions)
+		walk_stmt(fd->body, defined_if_cb, defined_ternary_cb, cur_dw);
 }

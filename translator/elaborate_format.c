@@ -43,8 +43,17 @@ static int format_types(const char *fmt, struct vec *types)
 		case 's':
 			t = T_STRING;
 			break;
-		case 'd': case 'i': case 'u': case 'x': case 'X': case 'o':
-		case 'c': case 'p': case 'b': case 'm': case 'M':
+		case 'd':
+		case 'i':
+		case 'u':
+		case 'x':
+		case 'X':
+		case 'o':
+		case 'c':
+		case 'p':
+		case 'b':
+		case 'm':
+		case 'M':
 			t = T_LONG;
 			break;
 		default:
@@ -61,8 +70,7 @@ void types_check_format(struct elab *c, struct expr *e, struct vec *types)
 	if (format_types(f->str, types) < 0)
 		return;
 	if (types->n != e->args.n - 1) {
-		elab_error(c, e->tok,
-			   "Wrong number of args to formatted print operator");
+		elab_error(c, e->tok, "Wrong number of args to formatted print operator");
 		types->n = 0;
 	}
 }

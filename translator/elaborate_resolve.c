@@ -17,8 +17,7 @@ struct rctx {
 	int condition; /* probe condition: globals only */
 };
 
-static int visible(const struct source_file *owner, int is_private,
-		   const struct source_file *from)
+static int visible(const struct source_file *owner, int is_private, const struct source_file *from)
 {
 	return !is_private || owner == from;
 }
@@ -34,19 +33,15 @@ static void use_global(struct elab *c, struct vardecl *v)
 		elab_pull_file(c, fi);
 }
 
-static struct vardecl *find_global(struct elab *c, const char *name,
-				   const struct source_file *from)
+static struct vardecl *find_global(struct elab *c, const char *name, const struct source_file *from)
 {
 	struct stapfile *f;
-	vec_foreach(struct stapfile *, f, &c->files)
-	{
+	vec_foreach (struct stapfile *, f, &c->files) {
 		struct vardecl *v;
-		vec_foreach(struct vardecl *, v, &f->globals)
-		{
+		vec_foreach (struct vardecl *, v, &f->globals) {
 			if (!v->file)
 				v->file = f->src;
-			if (!strcmp(v->name, name) &&
-			    visible(v->file, v->is_private, from))
+			if (!strcmp(v->name, name) && visible(v->file, v->is_private, from))
 				return v;
 		}
 	}
@@ -60,21 +55,26 @@ static struct vardecl *find_var(struct rctx *rc, const char *name, int arity,
 	struct vardecl *v;
 	/* As in SystemTap, a local used as an array is an arity error later,
 	 * but a parameter used as an array means some global. */
-	vec_foreach(struct vardecl *, v, rc->locals) if (!strcmp(v->name, name))
-		return v;
+	vec_foreach (struct vardecl *, v, rc->locals)
+		if (!strcmp(v->name, name))
+			return v;
 	if (arity <= 0) {
 		if (rc->fn)
-			vec_foreach(struct vardecl *, v, &rc->fn->formals)
+			vec_foreach (struct vardecl *, v, &rc->fn->formals)
 				if (!strcmp(v->name, name))
 					return v;
 	}
-	v = find_global(rc->c, name, rc->file);
+	/* Visibility of privates is decided by where the name is written:
+	 * a merged alias body mixes the alias file's code with the user's. */
+	const struct source_file *from = tok && tok->loc.file ? tok->loc.file : rc->file;
+	v = find_global(rc->c, name, from);
 	if (v) {
 		use_global(rc->c, v);
 		return v;
 	}
 	if (rc->condition) {
-		elab_error(rc->c, tok, "probe condition must not reference "
+		elab_error(rc->c, tok,
+			   "probe condition must not reference "
 			   "undeclared global");
 		return NULL;
 	}
@@ -100,21 +100,17 @@ static struct vardecl *find_var(struct rctx *rc, const char *name, int arity,
 
 /* The first visible function NAME taking NARGS arguments (functions may
  * be overloaded by arity); failing that, the first named NAME. */
-static struct functiondecl *find_function(struct elab *c, const char *name,
-					  int nargs,
+static struct functiondecl *find_function(struct elab *c, const char *name, int nargs,
 					  const struct source_file *from)
 {
 	struct functiondecl *first = NULL;
 	struct stapfile *f;
-	vec_foreach(struct stapfile *, f, &c->files)
-	{
+	vec_foreach (struct stapfile *, f, &c->files) {
 		struct functiondecl *fd;
-		vec_foreach(struct functiondecl *, fd, &f->functions)
-		{
+		vec_foreach (struct functiondecl *, fd, &f->functions) {
 			if (!fd->file)
 				fd->file = f->src;
-			if (strcmp(fd->name, name) ||
-			    !visible(fd->file, fd->is_private, from))
+			if (strcmp(fd->name, name) || !visible(fd->file, fd->is_private, from))
 				continue;
 			if (fd->formals.n == nargs)
 				return fd;
@@ -127,12 +123,11 @@ static struct functiondecl *find_function(struct elab *c, const char *name,
 
 static const char *function_suggestions(struct elab *c, const char *name)
 {
-	struct vec names = { 0 };
+	struct vec names = {0};
 	struct stapfile *f;
-	vec_foreach(struct stapfile *, f, &c->files)
-	{
+	vec_foreach (struct stapfile *, f, &c->files) {
 		struct functiondecl *fd;
-		vec_foreach(struct functiondecl *, fd, &f->functions)
+		vec_foreach (struct functiondecl *, fd, &f->functions)
 			if (!fd->is_private)
 				vec_push(&names, (void *)fd->name);
 	}
@@ -144,7 +139,8 @@ static const char *function_suggestions(struct elab *c, const char *name)
 static void resolve_call(struct rctx *rc, struct expr *e)
 {
 	struct elab *c = rc->c;
-	struct functiondecl *fd = find_function(c, e->str, e->args.n, rc->file);
+	const struct source_file *from = e->tok && e->tok->loc.file ? e->tok->loc.file : rc->file;
+	struct functiondecl *fd = find_function(c, e->str, e->args.n, from);
 	if (!fd) {
 		elab_error(c, e->tok, "unresolved function %s%s", e->str,
 			   function_suggestions(c, e->str));
@@ -152,8 +148,8 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 	}
 	if (fd->formals.n != e->args.n) {
 		elab_error2(c, e->tok, fd->tok,
-			    "arity mismatch found (function '%s' takes %d args)",
-			    fd->name, fd->formals.n);
+			    "arity mismatch found (function '%s' takes %d args)", fd->name,
+			    fd->formals.n);
 		return;
 	}
 	e->func = fd;
@@ -168,8 +164,8 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 
 static int is_target_expr(const struct expr *e)
 {
-	return e && (e->kind == E_TARGET || e->kind == E_CAST ||
-		     e->kind == E_ATVAR || e->kind == E_ENTRY);
+	return e && (e->kind == E_TARGET || e->kind == E_CAST || e->kind == E_ATVAR ||
+		     e->kind == E_ENTRY);
 }
 
 static void resolve_expr(struct rctx *rc, struct expr *e);
@@ -177,7 +173,8 @@ static void resolve_expr(struct rctx *rc, struct expr *e);
 static void resolve_args(struct rctx *rc, struct vec *args)
 {
 	struct expr *a;
-	vec_foreach(struct expr *, a, args) resolve_expr(rc, a);
+	vec_foreach (struct expr *, a, args)
+		resolve_expr(rc, a);
 }
 
 /* An array base: a symbol with ARITY indexes, or a histogram. */
@@ -212,6 +209,7 @@ static void resolve_expr(struct rctx *rc, struct expr *e)
 			e->kind = E_NUMBER;
 			e->num = 0;
 			e->left = NULL;
+			vec_push(&rc->c->defined_nodes, e);
 		} else {
 			resolve_expr(rc, e->left);
 		}
@@ -240,7 +238,8 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 	struct expr *x;
 	switch (s->kind) {
 	case S_BLOCK:
-		vec_foreach(struct stmt *, sub, &s->stmts) resolve_stmt(rc, sub);
+		vec_foreach (struct stmt *, sub, &s->stmts)
+			resolve_stmt(rc, sub);
 		break;
 	case S_TRY:
 		resolve_stmt(rc, s->body);
@@ -254,8 +253,7 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 		break;
 	case S_DELETE:
 		if (s->value && s->value->kind == E_SYMBOL)
-			s->value->var = find_var(rc, s->value->str, -1,
-						 s->value->tok);
+			s->value->var = find_var(rc, s->value->str, -1, s->value->tok);
 		else
 			resolve_expr(rc, s->value);
 		break;
@@ -272,9 +270,10 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 		break;
 	case S_FOREACH:
 		resolve_base(rc, s->array, s->indexes.n);
-		vec_foreach(struct expr *, x, &s->indexes) resolve_expr(rc, x);
+		vec_foreach (struct expr *, x, &s->indexes)
+			resolve_expr(rc, x);
 		resolve_expr(rc, s->value_var);
-		vec_foreach(struct expr *, x, &s->array_slice)
+		vec_foreach (struct expr *, x, &s->array_slice)
 			resolve_expr(rc, x);
 		resolve_expr(rc, s->limit);
 		resolve_stmt(rc, s->body);
@@ -289,16 +288,15 @@ void elab_resolve(struct elab *c)
 	for (;;) {
 		if (c->bodies_resolved < c->bodies.n) {
 			struct probe *p = c->bodies.v[c->bodies_resolved++];
-			struct rctx rc = { c, &p->locals, NULL, p->file, 0 };
+			struct rctx rc = {c, &p->locals, NULL, p->file, 0};
 			if (!rc.file && p->tok)
 				rc.file = p->tok->loc.file;
 			resolve_stmt(&rc, p->body);
 			continue;
 		}
 		if (c->functions_resolved < c->s->functions.n) {
-			struct functiondecl *fd =
-				c->s->functions.v[c->functions_resolved++];
-			struct rctx rc = { c, &fd->locals, fd, fd->file, 0 };
+			struct functiondecl *fd = c->s->functions.v[c->functions_resolved++];
+			struct rctx rc = {c, &fd->locals, fd, fd->file, 0};
 			resolve_stmt(&rc, fd->body);
 			continue;
 		}
@@ -306,13 +304,12 @@ void elab_resolve(struct elab *c)
 	}
 	/* Probe conditions: resolved once each, in their probe's scope. */
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes)
-	{
+	vec_foreach (struct derived_probe *, dp, &c->s->probes) {
 		if (!dp->point->condition || dp->point->condition->lowered_id)
 			continue;
 		dp->point->condition->lowered_id = 1;
-		struct vec none = { 0 };
-		struct rctx rc = { c, &none, NULL, dp->probe->file, 1 };
+		struct vec none = {0};
+		struct rctx rc = {c, &none, NULL, dp->probe->file, 1};
 		resolve_expr(&rc, dp->point->condition);
 	}
 }

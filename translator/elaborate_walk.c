@@ -14,10 +14,12 @@ void walk_expr(struct expr *e, expr_visit_fn ef, void *arg)
 	walk_expr(e->left, ef, arg);
 	walk_expr(e->cond, ef, arg);
 	walk_expr(e->right, ef, arg);
-	vec_foreach(struct expr *, x, &e->args) walk_expr(x, ef, arg);
+	vec_foreach (struct expr *, x, &e->args)
+		walk_expr(x, ef, arg);
 	struct tcomp *tc;
-	vec_foreach(struct tcomp *, tc, &e->comps) if (tc->kind == TC_INDEX_EXPR)
-		walk_expr(tc->index, ef, arg);
+	vec_foreach (struct tcomp *, tc, &e->comps)
+		if (tc->kind == TC_INDEX_EXPR)
+			walk_expr(tc->index, ef, arg);
 }
 
 void walk_stmt(struct stmt *st, stmt_visit_fn sf, expr_visit_fn ef, void *arg)
@@ -30,7 +32,7 @@ void walk_stmt(struct stmt *st, stmt_visit_fn sf, expr_visit_fn ef, void *arg)
 	struct expr *x;
 	switch (st->kind) {
 	case S_BLOCK:
-		vec_foreach(struct stmt *, sub, &st->stmts)
+		vec_foreach (struct stmt *, sub, &st->stmts)
 			walk_stmt(sub, sf, ef, arg);
 		break;
 	case S_TRY:
@@ -55,10 +57,11 @@ void walk_stmt(struct stmt *st, stmt_visit_fn sf, expr_visit_fn ef, void *arg)
 		walk_stmt(st->body, sf, ef, arg);
 		break;
 	case S_FOREACH:
-		vec_foreach(struct expr *, x, &st->indexes) walk_expr(x, ef, arg);
+		vec_foreach (struct expr *, x, &st->indexes)
+			walk_expr(x, ef, arg);
 		walk_expr(st->value_var, ef, arg);
 		walk_expr(st->array, ef, arg);
-		vec_foreach(struct expr *, x, &st->array_slice)
+		vec_foreach (struct expr *, x, &st->array_slice)
 			walk_expr(x, ef, arg);
 		walk_expr(st->limit, ef, arg);
 		walk_stmt(st->body, sf, ef, arg);

@@ -5,8 +5,9 @@
  *   the probe table and _stp_module_info.
  *
  * Every handler and function gets its own frame struct of locals and
- * string temporaries; probe frames are static (handlers never nest),
- * function frames live on the C stack so recursion works. */
+ * string temporaries. Probe frames are static (handlers never nest);
+ * function frames are static arrays indexed by call depth (MAXNESTING of
+ * them), so recursion works and big strings never sit on the C stack. */
 #include "emit.h"
 
 #include <errno.h>
@@ -16,12 +17,6 @@
 #include <string.h>
 
 static struct session *cur_session;
-
-/* Until the front end's ast.c is linked in: the real one replaces this. */
-__attribute__((weak)) const char *token_describe(const struct token *t)
-{
-	return xasprintf("token '%s'", t && t->content ? t->content : "?");
-}
 
 /* ---- small helpers shared by emit*.c ---- */
 
@@ -63,7 +58,7 @@ const char *emit_label(struct emitter *E, const char *prefix)
 
 const char *emit_cstr(const char *s)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	sb_putc(&b, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
@@ -106,7 +101,7 @@ void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...)
 		fprintf(stderr, "semantic error: %s: %s at %s:%d:%d\n", msg, token_describe(t),
 			t->loc.file->name, t->loc.line, t->loc.col);
 	else
-		fprintf(stderr, "semantic error: %s\n", msg);
+		fprintf(stderr, "ERROR: %s\n", msg);
 	E->errors++;
 }
 
@@ -145,8 +140,7 @@ const char *emit_fname(const struct functiondecl *f)
 {
 	int dup = 0, idx = 0;
 	struct functiondecl *g;
-	vec_foreach(struct functiondecl *, g, &cur_session->functions)
-	{
+	vec_foreach (struct functiondecl *, g, &cur_session->functions) {
 		if (g == f)
 			idx = g_i;
 		else if (strcmp(g->name, f->name) == 0)
@@ -178,7 +172,9 @@ static void hist_spec(struct strbuf *o, const struct vardecl *v)
 static const struct gset *find_gset(struct session *s, const char *name)
 {
 	const struct gset *g, *found = NULL;
-	vec_foreach(const struct gset *, g, &s->gsets) if (strcmp(g->name, name) == 0) found = g;
+	vec_foreach (const struct gset *, g, &s->gsets)
+		if (strcmp(g->name, name) == 0)
+			found = g;
 	return found;
 }
 
@@ -198,8 +194,7 @@ static void emit_global_decls(struct emitter *E, struct strbuf *o)
 {
 	struct vardecl *v;
 	sb_puts(o, "/* ---- globals ---- */\n");
-	vec_foreach(struct vardecl *, v, &E->s->globals)
-	{
+	vec_foreach (struct vardecl *, v, &E->s->globals) {
 		const char *n = emit_var(v);
 		if (v->arity > 0)
 			sb_printf(o, "static struct _stp_map *%s;\n", n);
@@ -217,7 +212,9 @@ static int variance_shift(struct emitter *E, const struct vardecl *v)
 {
 	struct emit_variance *ev;
 	int shift = 0;
-	vec_foreach(struct emit_variance *, ev, &E->variance) if (ev->var == v) shift = ev->shift;
+	vec_foreach (struct emit_variance *, ev, &E->variance)
+		if (ev->var == v)
+			shift = ev->shift;
 	return shift;
 }
 
@@ -227,11 +224,9 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 	struct vardecl *v;
 	const struct gset *gs;
 
-	vec_foreach(const struct gset *, gs, &s->gsets)
-	{
+	vec_foreach (const struct gset *, gs, &s->gsets) {
 		int ok = 0;
-		vec_foreach(struct vardecl *, v, &s->globals)
-		{
+		vec_foreach (struct vardecl *, v, &s->globals) {
 			if (strcmp(v->name, gs->name) != 0)
 				continue;
 			int64_t n;
@@ -249,8 +244,7 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 	}
 
 	sb_puts(o, "static int x_init_globals(struct _stp_context *c)\n{\n\t(void)c;\n");
-	vec_foreach(struct vardecl *, v, &s->globals)
-	{
+	vec_foreach (struct vardecl *, v, &s->globals) {
 		const char *n = emit_var(v);
 		gs = find_gset(s, v->name);
 		if (v->arity > 0) {
@@ -278,8 +272,9 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 					  variance_shift(E, v));
 			sb_puts(o, "\t}\n");
 		} else if (v->type == T_STRING) {
-			const char *val = gs ? gs->value
-				: v->init && v->init->kind == E_STRING ? v->init->str : "";
+			const char *val = gs					 ? gs->value
+					  : v->init && v->init->kind == E_STRING ? v->init->str
+										 : "";
 			sb_printf(o, "\t_stp_strlcpy(%s, %s, MAXSTRINGLEN);\n", n, emit_cstr(val));
 		} else {
 			int64_t val = 0;
@@ -293,8 +288,7 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 	sb_puts(o, "\tx_next = 0;\n\treturn 0;\n}\n\n");
 
 	sb_puts(o, "static void x_free_globals(void)\n{\n");
-	vec_foreach(struct vardecl *, v, &s->globals)
-	{
+	vec_foreach (struct vardecl *, v, &s->globals) {
 		const char *n = emit_var(v);
 		if (v->arity > 0)
 			sb_printf(o, "\t_stp_map_free(%s);\n\t%s = 0;\n", n, n);
@@ -329,7 +323,7 @@ static void zero_var(struct strbuf *o, const struct vardecl *v)
 /* Generate BODY with the labels of a fresh frame; returns the code. */
 static char *gen_body(struct emitter *E, const struct stmt *body, struct strbuf *tmps)
 {
-	struct strbuf code = { 0 };
+	struct strbuf code = {0};
 	E->o = &code;
 	E->tmps = tmps;
 	E->indent = 1;
@@ -345,7 +339,7 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 			  struct strbuf *defs)
 {
 	const char *fn = emit_fname(f);
-	struct strbuf tmps = { 0 };
+	struct strbuf tmps = {0};
 	struct vardecl *v;
 
 	E->in_function = 1;
@@ -356,30 +350,35 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 		code = gen_body(E, f->body, &tmps);
 
 	sb_printf(decls, "struct %s_locals {\n", fn);
-	vec_foreach(struct vardecl *, v, &f->formals) frame_var(decls, v);
-	vec_foreach(struct vardecl *, v, &f->locals) frame_var(decls, v);
+	vec_foreach (struct vardecl *, v, &f->formals)
+		frame_var(decls, v);
+	vec_foreach (struct vardecl *, v, &f->locals)
+		frame_var(decls, v);
 	if (f->type == T_STRING)
 		sb_puts(decls, "\tchar *__retvalue;\n");
 	else
 		sb_puts(decls, "\tint64_t __retvalue;\n");
 	sb_puts(decls, sb_str(&tmps));
 	sb_puts(decls, "\tchar x_unused;\n};\n");
+	sb_printf(decls, "static struct %s_locals %s_frames[MAXNESTING];\n", fn, fn);
 	sb_printf(decls, "static void %s(struct _stp_context *c, struct %s_locals *l);\n\n", fn,
 		  fn);
 
 	struct emitter sub = *E;
-	struct strbuf body = { 0 };
+	struct strbuf body = {0};
 	sub.o = &body;
 	if (embedded)
 		emit_embedded_body(&sub, f);
 
 	sb_printf(defs, "/* function %s */\n", f->name);
 	sb_printf(defs, "static void %s(struct _stp_context *c, struct %s_locals *l)\n{\n", fn, fn);
-	sb_printf(defs, "\tif (c->nesting >= MAXNESTING) {\n"
-			"\t\tc->last_error = \"MAXNESTING exceeded\";\n"
-			"\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n",
+	sb_printf(defs,
+		  "\tif (c->nesting >= MAXNESTING) {\n"
+		  "\t\tc->last_error = \"MAXNESTING exceeded\";\n"
+		  "\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n",
 		  emit_tokloc(f->tok));
-	vec_foreach(struct vardecl *, v, &f->locals) zero_var(defs, v);
+	vec_foreach (struct vardecl *, v, &f->locals)
+		zero_var(defs, v);
 	if (f->type != T_STRING)
 		sb_puts(defs, "\tl->__retvalue = 0;\n");
 	else
@@ -402,7 +401,7 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 static void emit_probe(struct emitter *E, const struct derived_probe *dp, int idx,
 		       struct strbuf *decls, struct strbuf *defs)
 {
-	struct strbuf tmps = { 0 };
+	struct strbuf tmps = {0};
 	struct vardecl *v;
 	const struct probe *p = dp->probe;
 
@@ -410,7 +409,7 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	char *code = gen_body(E, p->body, &tmps);
 
 	/* The probe point's condition: skip the handler when false. */
-	struct strbuf cond = { 0 };
+	struct strbuf cond = {0};
 	if (dp->point && dp->point->condition) {
 		E->o = &cond;
 		E->err_label = "out";
@@ -420,15 +419,19 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	}
 
 	sb_printf(decls, "struct p_%d_locals {\n", idx);
-	vec_foreach(struct vardecl *, v, &p->locals) frame_var(decls, v);
+	vec_foreach (struct vardecl *, v, &p->locals)
+		frame_var(decls, v);
 	sb_puts(decls, sb_str(&tmps));
 	sb_puts(decls, "\tchar x_unused;\n};\n");
 
 	sb_printf(defs, "/* probe %s */\n", dp->pp);
 	sb_printf(defs, "static void p_%d(struct _stp_context *c)\n{\n", idx);
-	sb_printf(defs, "\tstatic struct p_%d_locals frame;\n\tstruct p_%d_locals *l = &frame;\n\t(void)l;\n",
-		  idx, idx);
-	vec_foreach(struct vardecl *, v, &p->locals) zero_var(defs, v);
+	sb_printf(
+	    defs,
+	    "\tstatic struct p_%d_locals frame;\n\tstruct p_%d_locals *l = &frame;\n\t(void)l;\n",
+	    idx, idx);
+	vec_foreach (struct vardecl *, v, &p->locals)
+		zero_var(defs, v);
 	/* begin/end/error probes run "with interrupts enabled" in SystemTap's
 	 * terms and get the larger budget. */
 	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n",
@@ -465,7 +468,8 @@ static void collect_calls_stmt(const struct stmt *st, struct vec *out)
 		return;
 	struct stmt *c;
 	struct expr *x;
-	vec_foreach(struct stmt *, c, &st->stmts) collect_calls_stmt(c, out);
+	vec_foreach (struct stmt *, c, &st->stmts)
+		collect_calls_stmt(c, out);
 	collect_calls_stmt(st->body, out);
 	collect_calls_stmt(st->catch_body, out);
 	collect_calls_stmt(st->then, out);
@@ -475,7 +479,8 @@ static void collect_calls_stmt(const struct stmt *st, struct vec *out)
 	collect_calls_expr(st->init, out);
 	collect_calls_expr(st->incr, out);
 	collect_calls_expr(st->limit, out);
-	vec_foreach(struct expr *, x, &st->array_slice) collect_calls_expr(x, out);
+	vec_foreach (struct expr *, x, &st->array_slice)
+		collect_calls_expr(x, out);
 }
 
 static void collect_calls_expr(const struct expr *e, struct vec *out)
@@ -489,7 +494,8 @@ static void collect_calls_expr(const struct expr *e, struct vec *out)
 	collect_calls_expr(e->right, out);
 	collect_calls_expr(e->cond, out);
 	collect_calls_expr(e->base, out);
-	vec_foreach(struct expr *, x, &e->args) collect_calls_expr(x, out);
+	vec_foreach (struct expr *, x, &e->args)
+		collect_calls_expr(x, out);
 }
 
 /* depth[] per function: 0 unknown, -1 on the stack (recursion). */
@@ -497,7 +503,9 @@ static int call_depth(struct session *s, const struct functiondecl *f, int *dept
 {
 	int i = 0;
 	struct functiondecl *g;
-	vec_foreach(struct functiondecl *, g, &s->functions) if (g == f) i = g_i;
+	vec_foreach (struct functiondecl *, g, &s->functions)
+		if (g == f)
+			i = g_i;
 	if (depth[i] == -1) {
 		/* A call back into the chain: SystemTap counts it as two
 		 * levels, and recursion earns 10 more at the end. */
@@ -507,11 +515,10 @@ static int call_depth(struct session *s, const struct functiondecl *f, int *dept
 	if (depth[i] > 0)
 		return depth[i];
 	depth[i] = -1;
-	struct vec calls = { 0 };
+	struct vec calls = {0};
 	collect_calls_stmt(f->body, &calls);
 	int best = 0;
-	vec_foreach(struct functiondecl *, g, &calls)
-	{
+	vec_foreach (struct functiondecl *, g, &calls) {
 		int d = call_depth(s, g, depth, recursive);
 		if (d > best)
 			best = d;
@@ -525,8 +532,7 @@ static int max_nesting(struct session *s)
 	int *depth = xcalloc((size_t)s->functions.n + 1, sizeof(int));
 	int recursive = 0, best = 0;
 	struct functiondecl *f;
-	vec_foreach(struct functiondecl *, f, &s->functions)
-	{
+	vec_foreach (struct functiondecl *, f, &s->functions) {
 		int d = call_depth(s, f, depth, &recursive);
 		if (d > best)
 			best = d;
@@ -545,7 +551,8 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 	sb_puts(o, "#include \"stap_runtime.h\"\n\n");
 	sb_puts(o, "#ifndef MAXSTRINGLEN\n#define MAXSTRINGLEN 512\n#endif\n"
 		   "#ifndef MAXACTION\n#define MAXACTION 1000\n#endif\n"
-		   "#ifndef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE (MAXACTION * 10)\n#endif\n"
+		   "#ifndef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE (MAXACTION * "
+		   "10)\n#endif\n"
 		   "#ifndef MAXMAPENTRIES\n#define MAXMAPENTRIES 2048\n#endif\n"
 		   "#ifndef MAXERRORS\n#define MAXERRORS 0\n#endif\n"
 		   "#ifndef MAXSKIPPED\n#define MAXSKIPPED 100\n#endif\n"
@@ -553,7 +560,6 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
 	sb_puts(o, "#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
 		   "#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");
-	emit_embedded_prelude(E);
 }
 
 static int write_c(struct session *s, const char *text)
@@ -582,8 +588,8 @@ static const char *script_name(const struct session *s)
 
 int pass3_translate(struct session *s)
 {
-	struct emitter E = { 0 };
-	struct strbuf out = { 0 }, gl = { 0 }, decls = { 0 }, defs = { 0 }, init = { 0 };
+	struct emitter E = {0};
+	struct strbuf out = {0}, gl = {0}, decls = {0}, defs = {0}, init = {0};
 	struct embedded_block *eb;
 	struct functiondecl *f;
 	struct derived_probe *dp;
@@ -595,8 +601,7 @@ int pass3_translate(struct session *s)
 
 	E.o = &out;
 	emit_prologue(&E, &out);
-	vec_foreach(struct embedded_block *, eb, &s->embeds)
-	{
+	vec_foreach (struct embedded_block *, eb, &s->embeds) {
 		sb_printf(&out, "/* %%{ from %s */\n", eb->file ? eb->file->name : "?");
 		sb_puts(&out, eb->code);
 		sb_puts(&out, "\n");
@@ -604,8 +609,10 @@ int pass3_translate(struct session *s)
 	/* Embedded C names the context and the frame this way. */
 	sb_puts(&out, "#define CONTEXT c\n#define THIS l\n\n");
 	emit_global_decls(&E, &gl);
-	vec_foreach(struct functiondecl *, f, &s->functions) emit_function(&E, f, &decls, &defs);
-	vec_foreach(struct derived_probe *, dp, &s->probes) emit_probe(&E, dp, dp_i, &decls, &defs);
+	vec_foreach (struct functiondecl *, f, &s->functions)
+		emit_function(&E, f, &decls, &defs);
+	vec_foreach (struct derived_probe *, dp, &s->probes)
+		emit_probe(&E, dp, dp_i, &decls, &defs);
 	emit_init_globals(&E, &init);
 
 	sb_puts(&out, sb_str(&gl));
@@ -617,8 +624,7 @@ int pass3_translate(struct session *s)
 
 	if (s->probes.n > 0) {
 		sb_puts(&out, "static const struct _stp_probe x_probes[] = {\n");
-		vec_foreach(struct derived_probe *, dp, &s->probes)
-		{
+		vec_foreach (struct derived_probe *, dp, &s->probes) {
 			const struct token *t = dp->probe ? dp->probe->tok : NULL;
 			char *loc = t && t->loc.file ? xasprintf("%s:%d:%d", t->loc.file->name,
 								 t->loc.line, t->loc.col)

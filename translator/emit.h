@@ -18,6 +18,9 @@
  *					   // s->object_file at the copy
  *	}
  *
+ * Calling cache_store() again after pass4_compile() is harmless (main.c
+ * does); it returns at once when the object is already the cached one.
+ *
  * pass3_translate() computes the hash itself when cache_lookup() was not
  * called (s->module_name unset). With -p4 and no cache the object is
  * copied to ./<module_name>.so, as SystemTap keeps the .ko, and that path
@@ -53,18 +56,18 @@ void cache_store(struct session *s);
 
 struct emitter {
 	struct session *s;
-	struct strbuf *o;          /* code being written */
+	struct strbuf *o; /* code being written */
 	int indent;
-	int next_id;               /* unique numbers for temps and labels */
-	struct strbuf *tmps;       /* string temporaries of the current frame */
-	int in_function;           /* 0 in a probe handler */
+	int next_id;	     /* unique numbers for temps and labels */
+	struct strbuf *tmps; /* string temporaries of the current frame */
+	int in_function;     /* 0 in a probe handler */
 	const struct functiondecl *func;
 	/* Where control goes: on an error, on `return`, on `next`, and for
 	 * break/continue (NULL outside loops). */
 	const char *err_label, *ret_label, *next_label;
 	const char *brk_label, *cont_label;
-	int errors;                /* translation errors reported */
-	struct vec variance;       /* struct emit_variance *: @variance(x, N) */
+	int errors;	     /* translation errors reported */
+	struct vec variance; /* struct emit_variance *: @variance(x, N) */
 };
 
 struct emit_variance {
@@ -87,8 +90,7 @@ const char *emit_tokloc(const struct token *t);
 /* "c->last_error = MSG; c->last_stmt = LOC; goto ERR;" as one C statement. */
 void emit_fail(struct emitter *E, const char *msg_literal, const struct token *t);
 /* Report a translation error (an unsupported construct). */
-void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...)
-	STAP_PRINTF(3, 4);
+void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...) STAP_PRINTF(3, 4);
 
 /* Expressions (emit_expr.c): write a C expression of type int64_t (long),
  * const char * (string) or const struct _stp_stat * (stats). */
@@ -104,6 +106,11 @@ int emit_has_side_effects(const struct expr *e);
  * declarations+assignments as statements (inside a ({ }) block) and
  * returns the array's C name. */
 const char *emit_keys(struct emitter *E, const struct vec *indexes);
+/* Index lists with '*' (NULL entries): slices. emit_slice_keys writes the
+ * key array like emit_keys (wildcards as 0) and sets bit i of *MASK for
+ * each given key. */
+int emit_has_wildcard(const struct vec *indexes);
+const char *emit_slice_keys(struct emitter *E, const struct vec *indexes, unsigned *mask);
 /* The map pointer of an array base expression ("g_x"). */
 const char *emit_map(struct emitter *E, const struct expr *base);
 /* The stats pointer of a stats operand (scalar global or array element). */
@@ -118,7 +125,6 @@ void emit_action(struct emitter *E, const struct token *t);
 void emit_print(struct emitter *E, const struct expr *e);
 
 /* Embedded C (emit_embedded.c). */
-void emit_embedded_prelude(struct emitter *E);
 void emit_embedded_body(struct emitter *E, const struct functiondecl *f);
 void emit_embedded_expr(struct emitter *E, const struct expr *e);
 

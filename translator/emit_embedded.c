@@ -6,11 +6,6 @@
  * expression of the inferred type. */
 #include "emit.h"
 
-void emit_embedded_prelude(struct emitter *E)
-{
-	(void)E;
-}
-
 static void paste(struct emitter *E, const char *code)
 {
 	emit_raw(E, "%s\n", code ? code : "");
@@ -21,7 +16,7 @@ void emit_embedded_body(struct emitter *E, const struct functiondecl *f)
 	struct vardecl *p;
 	int str = f->type == T_STRING;
 	emit_raw(E, "#define STAP_RETVALUE (l->__retvalue)\n");
-	vec_foreach(struct vardecl *, p, &f->formals)
+	vec_foreach (struct vardecl *, p, &f->formals)
 		emit_raw(E, "#define STAP_ARG_%s (%s)\n", p->name, emit_var(p));
 	if (str)
 		emit_raw(E, "#define STAP_RETURN(v) do { _stp_strlcpy(STAP_RETVALUE, (v), "
@@ -34,7 +29,8 @@ void emit_embedded_body(struct emitter *E, const struct functiondecl *f)
 	emit_raw(E, "#define return goto out\n\t{\n");
 	paste(E, f->body->code);
 	emit_raw(E, "\t}\n#undef return\n#undef STAP_ERROR\n#undef STAP_RETURN\n");
-	vec_foreach(struct vardecl *, p, &f->formals) emit_raw(E, "#undef STAP_ARG_%s\n", p->name);
+	vec_foreach (struct vardecl *, p, &f->formals)
+		emit_raw(E, "#undef STAP_ARG_%s\n", p->name);
 	emit_raw(E, "#undef STAP_RETVALUE\n");
 }
 

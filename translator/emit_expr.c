@@ -16,7 +16,7 @@ static int is(const char *a, const char *b)
 
 char *emit_to_string(struct emitter *E, const struct expr *e)
 {
-	struct strbuf b = { 0 }, *save = E->o;
+	struct strbuf b = {0}, *save = E->o;
 	E->o = &b;
 	emit_expr(E, e);
 	E->o = save;
@@ -41,7 +41,9 @@ int emit_has_side_effects(const struct expr *e)
 		break;
 	}
 	struct expr *x;
-	vec_foreach(struct expr *, x, &e->args) if (emit_has_side_effects(x)) return 1;
+	vec_foreach (struct expr *, x, &e->args)
+		if (emit_has_side_effects(x))
+			return 1;
 	return emit_has_side_effects(e->left) || emit_has_side_effects(e->right) ||
 	       emit_has_side_effects(e->cond) || emit_has_side_effects(e->base);
 }
@@ -78,13 +80,13 @@ static char *long_op(struct emitter *E, const char *op, const char *a, const cha
 	if (is(op, ">>>"))
 		return xasprintf("_stp_lshr64(%s, %s)", a, b);
 	if (is(op, "/") || is(op, "%")) {
-		struct strbuf b2 = { 0 }, *save = E->o;
+		struct strbuf b2 = {0}, *save = E->o;
 		E->o = &b2;
 		emit_raw(E, "({ if (%s == 0) ", b);
 		emit_fail(E, "\"division by 0\"", tok);
 		if (is(op, "/"))
-			emit_raw(E, " (%s == -1) ? (int64_t)(0 - (uint64_t)(%s)) : (%s) / (%s); })", b,
-				 a, a, b);
+			emit_raw(E, " (%s == -1) ? (int64_t)(0 - (uint64_t)(%s)) : (%s) / (%s); })",
+				 b, a, a, b);
 		else
 			emit_raw(E, " (%s == -1) ? (int64_t)0 : (%s) %% (%s); })", b, a, b);
 		E->o = save;
@@ -161,8 +163,7 @@ const char *emit_keys(struct emitter *E, const struct vec *indexes)
 	int id = emit_id(E);
 	struct expr *x;
 	emit_raw(E, "struct _stp_val k%d[%d]; ", id, indexes->n ? indexes->n : 1);
-	vec_foreach(struct expr *, x, indexes)
-	{
+	vec_foreach (struct expr *, x, indexes) {
 		if (!x) {
 			emit_error(E, NULL, "'*' is not allowed here");
 			continue;
@@ -284,9 +285,56 @@ static void stat_expr(struct emitter *E, const struct expr *e)
 	emit_raw(E, "v%d; })", id);
 }
 
+int emit_has_wildcard(const struct vec *indexes)
+{
+	struct expr *x;
+	vec_foreach (struct expr *, x, indexes)
+		if (!x)
+			return 1;
+	return 0;
+}
+
+const char *emit_slice_keys(struct emitter *E, const struct vec *indexes, unsigned *mask)
+{
+	int id = emit_id(E);
+	struct expr *x;
+	*mask = 0;
+	emit_raw(E, "struct _stp_val sk%d[%d]; ", id, indexes->n ? indexes->n : 1);
+	vec_foreach (struct expr *, x, indexes) {
+		if (!x) {
+			emit_raw(E, "sk%d[%d].n = 0; sk%d[%d].s = 0; ", id, x_i, id, x_i);
+			continue;
+		}
+		*mask |= 1u << x_i;
+		char *v = X(x);
+		if (x->type == T_STRING) {
+			const char *t = emit_strtmp(E);
+			emit_raw(E, "_stp_strlcpy(%s, %s, MAXSTRINGLEN); ", t, v);
+			emit_raw(E, "sk%d[%d].n = 0; sk%d[%d].s = %s; ", id, x_i, id, x_i, t);
+		} else {
+			emit_raw(E, "sk%d[%d].n = %s; sk%d[%d].s = 0; ", id, x_i, v, id, x_i);
+		}
+	}
+	return xasprintf("sk%d", id);
+}
+
 static void in_expr(struct emitter *E, const struct expr *e)
 {
 	const char *m = emit_map(E, e->base);
+	if (emit_has_wildcard(&e->args)) {
+		/* [k, *] in a: is there any entry matching the given keys? */
+		int id = emit_id(E);
+		unsigned mask;
+		emit_raw(E, "({ ");
+		const char *sk = emit_slice_keys(E, &e->args, &mask);
+		emit_raw(
+		    E,
+		    "struct _stp_map_iter *it%d = _stp_map_iter_start(%s, -1, 1, STP_COUNT, 1, "
+		    "%s, %uu); int64_t v%d = _stp_map_iter_next(it%d); _stp_map_iter_end(it%d); "
+		    "v%d; })",
+		    id, m, sk, mask, id, id, id, id);
+		return;
+	}
 	emit_raw(E, "({ ");
 	const char *k = emit_keys(E, &e->args);
 	emit_raw(E, "(int64_t)_stp_map_exists(%s, %s); })", m, k);
@@ -311,7 +359,8 @@ static void assign_scalar(struct emitter *E, const struct expr *e, const char *l
 	const struct expr *l = e->left;
 	char *r = X(e->right);
 	if (is(e->op, "<<<")) {
-		emit_raw(E, "({ int64_t r%d = %s; _stp_stat_add(%s, r%d); r%d; })", id, r, lv, id, id);
+		emit_raw(E, "({ int64_t r%d = %s; _stp_stat_add(%s, r%d); r%d; })", id, r, lv, id,
+			 id);
 	} else if (l->type == T_STRING) {
 		if (is(e->op, ".=")) {
 			const char *t = emit_strtmp(E);
@@ -352,10 +401,10 @@ static void assign_index(struct emitter *E, const struct expr *e)
 		emit_raw(E, "const char *r%d = %s; ", id, r);
 		if (is(e->op, ".=")) {
 			const char *t = emit_strtmp(E);
-			emit_raw(E, "{ char *t%d = %s; _stp_map_get_str(%s, %s, t%d); ", id, t, m, k,
-				 id);
-			emit_raw(E, "_stp_strlcat(t%d, r%d, MAXSTRINGLEN); r%d = t%d; } ", id, id, id,
-				 id);
+			emit_raw(E, "{ char *t%d = %s; _stp_map_get_str(%s, %s, t%d); ", id, t, m,
+				 k, id);
+			emit_raw(E, "_stp_strlcat(t%d, r%d, MAXSTRINGLEN); r%d = t%d; } ", id, id,
+				 id, id);
 		}
 		at(E, l->base && l->base->tok ? l->base->tok : l->tok);
 		emit_raw(E, "_stp_map_set_str(c, %s, %s, r%d); ", m, k, id);
@@ -366,7 +415,8 @@ static void assign_index(struct emitter *E, const struct expr *e)
 		if (!is(e->op, "=")) {
 			char *on = xasprintf("o%d", id), *rn = xasprintf("r%d", id);
 			emit_raw(E, "int64_t %s = _stp_map_get_long(%s, %s); ", on, m, k);
-			emit_raw(E, "r%d = %s; ", id, long_op(E, compound_op(e->op), on, rn, e->tok));
+			emit_raw(E, "r%d = %s; ", id,
+				 long_op(E, compound_op(e->op), on, rn, e->tok));
 		}
 		at(E, l->base && l->base->tok ? l->base->tok : l->tok);
 		emit_raw(E, "_stp_map_set_long(c, %s, %s, r%d); ", m, k, id);
@@ -395,8 +445,8 @@ static void incdec(struct emitter *E, const struct expr *e)
 	const struct expr *l = e->left;
 	if (l->kind == E_SYMBOL && l->var && l->var->arity <= 0) {
 		const char *lv = emit_var(l->var);
-		emit_raw(E, "({ int64_t o%d = %s; %s = (int64_t)((uint64_t)o%d %s 1); %s; })", id, lv,
-			 lv, id, d, pre ? lv : xasprintf("o%d", id));
+		emit_raw(E, "({ int64_t o%d = %s; %s = (int64_t)((uint64_t)o%d %s 1); %s; })", id,
+			 lv, lv, id, d, pre ? lv : xasprintf("o%d", id));
 		return;
 	}
 	if (l->kind == E_INDEX && l->base && l->base->kind == E_SYMBOL) {
@@ -417,6 +467,11 @@ static void incdec(struct emitter *E, const struct expr *e)
 
 /* ---- calls ---- */
 
+/* A call. Arguments are evaluated first (a nested call of the same
+ * function reuses the frame of this depth), then copied into the callee's
+ * frame: frames live in per-function static arrays indexed by call depth,
+ * as SystemTap keeps them, so neither recursion nor big MAXSTRINGLEN
+ * values use the C stack. */
 static void call(struct emitter *E, const struct expr *e)
 {
 	const struct functiondecl *f = e->func;
@@ -425,35 +480,51 @@ static void call(struct emitter *E, const struct expr *e)
 		emit_raw(E, "0");
 		return;
 	}
-	int id = emit_id(E);
+	int id = emit_id(E), n = e->args.n < f->formals.n ? e->args.n : f->formals.n;
 	const char *fn = emit_fname(f);
-	emit_raw(E, "({ struct %s_locals f%d; ", fn, id);
-	struct expr *a;
-	vec_foreach(struct expr *, a, &e->args)
-	{
-		if (a_i >= f->formals.n)
-			break;
-		const struct vardecl *p = vec_at(&f->formals, a_i);
-		char *v = X(a);
+	struct strbuf copy = {0};
+	emit_raw(E, "({ ");
+	for (int i = 0; i < n; i++) {
+		const struct expr *a = vec_at(&e->args, i);
+		const struct vardecl *p = vec_at(&f->formals, i);
 		const char *pn = emit_var(p) + 3; /* skip "l->" */
-		if (p->type == T_STRING)
-			emit_raw(E, "_stp_strlcpy(f%d.%s, %s, MAXSTRINGLEN); ", id, pn, v);
-		else
-			emit_raw(E, "f%d.%s = %s; ", id, pn, v);
+		char *v = X(a);
+		if (p->type == T_STRING) {
+			int later = 0;
+			for (int j = i + 1; j < n; j++)
+				later |= emit_has_side_effects(vec_at(&e->args, j));
+			if (later && !stable_string(a)) {
+				const char *t = emit_strtmp(E);
+				emit_raw(E, "_stp_strlcpy(%s, %s, MAXSTRINGLEN); ", t, v);
+				v = xstrdup(t);
+			}
+			emit_raw(E, "const char *a%d_%d = %s; ", id, i, v);
+			sb_printf(&copy, "_stp_strlcpy(f%d->%s, a%d_%d, MAXSTRINGLEN); ", id, pn,
+				  id, i);
+		} else {
+			emit_raw(E, "int64_t a%d_%d = %s; ", id, i, v);
+			sb_printf(&copy, "f%d->%s = a%d_%d; ", id, pn, id, i);
+		}
 	}
+	emit_raw(E, "if (__builtin_expect(c->nesting >= MAXNESTING, 0)) ");
+	emit_fail(E, "\"MAXNESTING exceeded\"", f->tok);
+	emit_raw(E, " struct %s_locals *f%d = &%s_frames[c->nesting]; %s", fn, id, fn,
+		 sb_str(&copy));
 	const char *t = NULL;
 	if (f->type == T_STRING) {
 		t = emit_strtmp(E);
-		emit_raw(E, "f%d.__retvalue = %s; ", id, t);
+		emit_raw(E, "f%d->__retvalue = %s; ", id, t);
 	}
 	at(E, e->tok);
-	emit_raw(E, "%s(c, &f%d); ", fn, id);
-	check(E);
+	emit_raw(E, "%s(c, f%d); ", fn, id);
+	/* abort() ends the handler too, without an error. */
+	emit_raw(E, "if (__builtin_expect(c->last_error != 0 || c->aborted, 0)) goto %s; ",
+		 E->err_label);
 	emit_raw(E, "if (x_next) goto %s; ", E->next_label);
 	if (f->type == T_STRING)
 		emit_raw(E, "(const char *)%s; })", t);
 	else
-		emit_raw(E, "f%d.__retvalue; })", id);
+		emit_raw(E, "f%d->__retvalue; })", id);
 }
 
 static void regex(struct emitter *E, const struct expr *e)

@@ -44,7 +44,7 @@ void emit_print(struct emitter *E, const struct expr *e)
 		}
 	}
 
-	struct strbuf fmt = { 0 };
+	struct strbuf fmt = {0};
 	const struct expr *delim = e->print_delim && e->args.n ? vec_at(&e->args, 0) : NULL;
 	int delim_arg = delim && delim->kind != E_STRING;
 	if (e->print_has_fmt) {
@@ -74,7 +74,9 @@ void emit_print(struct emitter *E, const struct expr *e)
 
 	int id = emit_id(E), nv = 0;
 	int total = n + (delim_arg && n > 1 ? n - 1 : 0);
-	emit_raw(E, "({ struct _stp_val v%d[%d]; ", id, total ? total : 1);
+	emit_raw(E, "({ ");
+	if (total)
+		emit_raw(E, "struct _stp_val v%d[%d]; ", id, total);
 	const char *dname = NULL;
 	if (delim_arg) {
 		const char *t = emit_strtmp(E);
@@ -106,7 +108,8 @@ void emit_print(struct emitter *E, const struct expr *e)
 	}
 	emit_raw(E, "c->last_stmt = %s; ", emit_tokloc(e->tok));
 	const char *dst = e->print_to_string ? emit_strtmp(E) : "0";
-	emit_raw(E, "_stp_format(c, %s, %s, v%d, %d); ", dst, emit_cstr(sb_str(&fmt)), id, nv);
+	emit_raw(E, "_stp_format(c, %s, %s, %s, %d); ", dst, emit_cstr(sb_str(&fmt)),
+		 nv ? xasprintf("v%d", id) : "0", nv);
 	emit_raw(E, "if (__builtin_expect(c->last_error != 0, 0)) goto %s; ", E->err_label);
 	if (e->print_to_string)
 		emit_raw(E, "(const char *)%s; })", dst);

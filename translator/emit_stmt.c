@@ -13,8 +13,9 @@
 
 void emit_action(struct emitter *E, const struct token *t)
 {
-	emit_line(E, "if (__builtin_expect(--c->actionremaining <= 0, 0)) { "
-		     "c->last_error = \"MAXACTION exceeded\"; c->last_stmt = %s; goto %s; }",
+	emit_line(E,
+		  "if (__builtin_expect(--c->actionremaining <= 0, 0)) { "
+		  "c->last_error = \"MAXACTION exceeded\"; c->last_stmt = %s; goto %s; }",
 		  emit_tokloc(t), E->err_label);
 }
 
@@ -36,7 +37,9 @@ static int body_is_empty(const struct stmt *st)
 	if (st->kind != S_BLOCK)
 		return 0;
 	struct stmt *c;
-	vec_foreach(struct stmt *, c, &st->stmts) if (!body_is_empty(c)) return 0;
+	vec_foreach (struct stmt *, c, &st->stmts)
+		if (!body_is_empty(c))
+			return 0;
 	return 1;
 }
 
@@ -62,7 +65,8 @@ static void block(struct emitter *E, const struct stmt *st)
 	struct stmt *c;
 	emit_line(E, "{");
 	E->indent++;
-	vec_foreach(struct stmt *, c, &st->stmts) emit_stmt(E, c);
+	vec_foreach (struct stmt *, c, &st->stmts)
+		emit_stmt(E, c);
 	E->indent--;
 	emit_line(E, "}");
 }
@@ -117,9 +121,59 @@ static void assign_from_iter(struct emitter *E, const struct expr *var, const ch
 		emit_line(E, "%s = %s;", lv, getter);
 }
 
+/* The bucket count of a histogram, as the runtime lays it out: log
+ * histograms have 128; linear ones one per interval from start to stop
+ * inclusive, plus underflow and overflow. */
+static int64_t hist_buckets(const struct expr *h)
+{
+	if (!h->hist_linear)
+		return 128;
+	int64_t p[3] = {0, 0, 1};
+	for (int i = 0; i < 3 && i < h->args.n; i++) {
+		const struct expr *x = vec_at(&h->args, i);
+		if (x && x->kind == E_NUMBER)
+			p[i] = x->num;
+	}
+	if (p[2] <= 0 || p[1] <= p[0])
+		return 0;
+	return (p[1] - p[0]) / p[2] + 3;
+}
+
+/* foreach (b in @hist_log(x)): every bucket index, empty ones too. */
+static void foreach_hist(struct emitter *E, const struct stmt *st)
+{
+	const struct expr *k = st->indexes.n ? vec_at(&st->indexes, 0) : NULL;
+	if (!k || !k->var || st->indexes.n != 1) {
+		emit_error(E, st->tok, "foreach over a histogram takes one index");
+		return;
+	}
+	const char *brk = emit_label(E, "brk"), *cont = emit_label(E, "cont");
+	const char *ob = E->brk_label, *oc = E->cont_label;
+	const char *kv = emit_var(k->var);
+	emit_action(E, st->tok);
+	emit_line(E, "for (%s = 0; %s < %lld; %s++) {", kv, kv, (long long)hist_buckets(st->array),
+		  kv);
+	E->indent++;
+	iteration(E, st, st->body);
+	E->brk_label = brk;
+	E->cont_label = cont;
+	emit_stmt(E, st->body);
+	E->brk_label = ob;
+	E->cont_label = oc;
+	label(E, cont);
+	E->indent--;
+	emit_line(E, "}");
+	label(E, brk);
+	emit_line(E, ";");
+}
+
 static void foreach_stmt(struct emitter *E, const struct stmt *st)
 {
 	const struct expr *arr = st->array;
+	if (arr && arr->kind == E_HIST) {
+		foreach_hist(E, st);
+		return;
+	}
 	if (!arr || arr->kind != E_SYMBOL || !arr->var || arr->var->arity <= 0) {
 		emit_error(E, st->tok, "foreach needs an array");
 		return;
@@ -138,32 +192,11 @@ static void foreach_stmt(struct emitter *E, const struct stmt *st)
 	const char *slice = "0";
 	unsigned mask = 0;
 	if (st->array_slice.n) {
-		struct vec present = { 0 };
-		struct expr *x;
-		vec_foreach(struct expr *, x, &st->array_slice)
-		{
-			if (x)
-				mask |= 1u << x_i;
-		}
-		/* Wildcards get a 0 placeholder so the key array lines up. */
-		int kid = emit_id(E);
-		emit_line(E, "struct _stp_val sk%d[%d];", kid, st->array_slice.n);
-		vec_foreach(struct expr *, x, &st->array_slice)
-		{
-			if (!x) {
-				emit_line(E, "sk%d[%d].n = 0; sk%d[%d].s = 0;", kid, x_i, kid, x_i);
-			} else if (x->type == T_STRING) {
-				const char *t = emit_strtmp(E);
-				emit_line(E, "_stp_strlcpy(%s, %s, MAXSTRINGLEN);", t,
-					  emit_to_string(E, x));
-				emit_line(E, "sk%d[%d].n = 0; sk%d[%d].s = %s;", kid, x_i, kid, x_i, t);
-			} else {
-				emit_line(E, "sk%d[%d].n = %s; sk%d[%d].s = 0;", kid, x_i,
-					  emit_to_string(E, x), kid, x_i);
-			}
-		}
-		slice = xasprintf("sk%d", kid);
-		(void)present;
+		struct strbuf b = {0}, *save = E->o;
+		E->o = &b;
+		slice = emit_slice_keys(E, &st->array_slice, &mask);
+		E->o = save;
+		emit_line(E, "%s", sb_str(&b));
 	}
 	int column = st->sort_direction == 0 ? -1 : st->sort_column;
 	int dir = st->sort_direction < 0 ? -1 : 1;
@@ -173,13 +206,12 @@ static void foreach_stmt(struct emitter *E, const struct stmt *st)
 	E->indent++;
 	iteration(E, st, st->body);
 	struct expr *k;
-	vec_foreach(struct expr *, k, &st->indexes)
-	{
+	vec_foreach (struct expr *, k, &st->indexes) {
 		if (!k || !k->var)
 			continue;
 		const char *g = k->var->type == T_STRING
-					? xasprintf("_stp_map_iter_key_str(%s, %d)", it, k_i)
-					: xasprintf("_stp_map_iter_key_long(%s, %d)", it, k_i);
+				    ? xasprintf("_stp_map_iter_key_str(%s, %d)", it, k_i)
+				    : xasprintf("_stp_map_iter_key_long(%s, %d)", it, k_i);
 		assign_from_iter(E, k, g);
 	}
 	if (st->value_var && st->value_var->var) {
@@ -238,9 +270,42 @@ static void delete_stmt(struct emitter *E, const struct stmt *st)
 			emit_line(E, "%s[0] = 0;", n);
 		else
 			emit_line(E, "%s = 0;", n);
+	} else if (v->kind == E_INDEX && emit_has_wildcard(&v->args)) {
+		/* delete a[k, *]: every entry matching the given keys. The
+		 * iterator's snapshot stays valid while entries go. */
+		const char *m = emit_map(E, v->base);
+		const struct vardecl *var = v->base->var;
+		int id = emit_id(E);
+		unsigned mask;
+		struct strbuf b = {0}, *save = E->o;
+		E->o = &b;
+		const char *sk = emit_slice_keys(E, &v->args, &mask);
+		E->o = save;
+		emit_line(E, "{ %s", sb_str(&b));
+		emit_line(E,
+			  "struct _stp_map_iter *it%d = _stp_map_iter_start(%s, -1, 1, STP_COUNT, "
+			  "0, %s, %uu);",
+			  id, m, sk, mask);
+		emit_line(E, "while (_stp_map_iter_next(it%d)) {", id);
+		emit_line(E, "\tstruct _stp_val dk%d[%d];", id, v->args.n);
+		for (int i = 0; i < v->args.n; i++) {
+			if (var && var->index_types[i] == T_STRING)
+				emit_line(E,
+					  "\tdk%d[%d].n = 0; dk%d[%d].s = "
+					  "_stp_map_iter_key_str(it%d, %d);",
+					  id, i, id, i, id, i);
+			else
+				emit_line(E,
+					  "\tdk%d[%d].n = _stp_map_iter_key_long(it%d, %d); "
+					  "dk%d[%d].s = 0;",
+					  id, i, id, i, id, i);
+		}
+		emit_line(E, "\t_stp_map_delete(%s, dk%d);", m, id);
+		emit_line(E, "}");
+		emit_line(E, "_stp_map_iter_end(it%d); }", id);
 	} else if (v->kind == E_INDEX) {
 		const char *m = emit_map(E, v->base);
-		struct strbuf b = { 0 }, *save = E->o;
+		struct strbuf b = {0}, *save = E->o;
 		E->o = &b;
 		const char *k = emit_keys(E, &v->args);
 		E->o = save;
@@ -344,7 +409,8 @@ void emit_stmt(struct emitter *E, const struct stmt *st)
 			emit_error(E, st->tok, "%s outside a loop",
 				   st->kind == S_BREAK ? "break" : "continue");
 		else
-			emit_line(E, "goto %s;", st->kind == S_BREAK ? E->brk_label : E->cont_label);
+			emit_line(E, "goto %s;",
+				  st->kind == S_BREAK ? E->brk_label : E->cont_label);
 		break;
 	}
 }

@@ -89,6 +89,7 @@ static struct token *junk(struct lexer *lx, int line, int col, const char *msg)
 {
 	struct token *t = tok_new(lx, TOK_JUNK, line, col);
 	t->content = msg;
+	t->junk = JUNK_ERROR;
 	/* Nothing after a lexical error is trustworthy: stop here. */
 	lx->at_eof = 1;
 	return t;
@@ -212,9 +213,15 @@ static struct token *lex_embedded(struct lexer *lx, int line, int col)
 static struct token *lex_word(struct lexer *lx, int line, int col)
 {
 	const char *start = lx->p;
-	/* $# and @# : the script argument count. */
+	/* $# and @# : the script argument count; $N and @N end at the
+	 * digits. */
 	if ((*start == '$' || *start == '@') && start[1] == '#') {
 		advance_n(lx, 2);
+	} else if ((*start == '$' || *start == '@') &&
+		   isdigit((unsigned char)start[1])) {
+		advance(lx);
+		while (isdigit((unsigned char)*lx->p))
+			advance(lx);
 	} else {
 		while (is_ident_char((unsigned char)*lx->p))
 			advance(lx);
@@ -274,10 +281,10 @@ struct token *lexer_next(struct lexer *lx)
 	if (is_ident_start((unsigned char)c))
 		return lex_word(lx, line, col);
 	if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f) {
-		/* Stray control or non-ASCII byte: one junk-free operator token
-		 * keeps messages printable. */
-		struct token *t = tok_new(lx, TOK_OPERATOR, line, col);
+		/* A stray control or non-ASCII byte: junk the parser rejects. */
+		struct token *t = tok_new(lx, TOK_JUNK, line, col);
 		t->content = xasprintf("\\x%02x", (unsigned char)c);
+		t->junk = JUNK_CHAR;
 		advance(lx);
 		return t;
 	}

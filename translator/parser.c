@@ -295,7 +295,7 @@ static struct stmt *parse_foreach(struct parser *p, const struct token *t)
 			s->sort_aggr = ag->content;
 			const struct token *d = parser_peek(p);
 			if (!parser_is_op(d, "+") && !parser_is_op(d, "-"))
-				pass1_throw(d, 1, "expected '+' or '-'");
+				pass1_throw(d, 1, "expected sort directive");
 		}
 	foreach_sort(p, s, 0);
 	if (parser_is_kw(parser_peek(p), "limit")) {
@@ -373,7 +373,7 @@ static struct stmt *parse_statement(struct parser *p)
 		}
 		if (simple)
 			swallow_semicolon(p);
-	} else if (t->type == TOK_EOF) {
+	} else if (t->type == TOK_EOF || t->type == TOK_JUNK) {
 		pass1_throw(t, 1, "expected statement");
 	} else {
 		s = stmt_new(S_EXPR, t);

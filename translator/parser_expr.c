@@ -268,12 +268,20 @@ static struct expr *parse_crement(struct parser *p)
 	return v;
 }
 
-/* unary -> ('+'|'-'|'!'|'~') unary | crement */
+/* '&' before a target variable, @cast or @var is part of that value. */
+static int is_addressof(struct parser *p)
+{
+	const struct token *n = parser_peek2(p);
+	return (n->type == TOK_IDENT && n->content[0] == '$') ||
+	       parser_is_op(n, "@cast") || parser_is_op(n, "@var");
+}
+
+/* unary -> ('+'|'-'|'!'|'~'|'&') unary | crement */
 static struct expr *parse_unary(struct parser *p)
 {
-	static const char *const ops[] = {"+", "-", "!", "~", NULL};
+	static const char *const ops[] = {"+", "-", "!", "~", "&", NULL};
 	const struct token *t = parser_peek(p);
-	if (!is_op_in(t, ops))
+	if (!is_op_in(t, ops) || (parser_is_op(t, "&") && is_addressof(p)))
 		return parse_crement(p);
 	parser_next(p);
 	parser_enter(p, t);

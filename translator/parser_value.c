@@ -70,6 +70,13 @@ static void parse_components(struct parser *p, struct expr *e)
 		struct tcomp *c;
 		if (e->pretty)
 			return;
+		if (t->type == TOK_IDENT &&
+		    (!strcmp(t->content, "$") || !strcmp(t->content, "$$"))) {
+			/* @var("x")$ : pretty printing of the whole value */
+			parser_next(p);
+			e->pretty = (int)strlen(t->content);
+			return;
+		}
 		if (parser_is_op(t, "->")) {
 			parser_next(p);
 			const struct token *m = parser_next(p);
@@ -336,6 +343,33 @@ static struct expr *parse_cast_var(struct parser *p, int is_cast)
 	return e;
 }
 
+/* @const("NAME") -> embedded C; @kregister(N) / @uregister(N) -> a call
+ * for pass 2. All three need guru mode. */
+static struct expr *parse_guru_operator(struct parser *p)
+{
+	const struct token *t = parser_next(p);
+	if (!p->privileged)
+		pass1_throw_noskip(t, "using %s operator not permitted; need stap -g",
+				   t->content);
+	parser_expect_op(p, "(");
+	struct expr *e;
+	if (!strcmp(t->content, "@const")) {
+		const struct token *s = parser_peek(p);
+		if (s->type != TOK_STRING)
+			pass1_throw(s, 1, "expected literal string");
+		struct expr *name = parse_literal(p, 0);
+		e = expr_new(E_EMBEDDED, t);
+		e->str = xasprintf("/* pure */ /* unprivileged */ /* stable */ %s",
+				   name->str);
+	} else {
+		e = expr_new(E_CALL, t);
+		e->str = t->content;
+		vec_push(&e->args, parse_literal(p, 0));
+	}
+	parser_expect_op(p, ")");
+	return e;
+}
+
 static struct expr *parse_at_operator(struct parser *p)
 {
 	const struct token *t = parser_peek(p);
@@ -362,6 +396,25 @@ static struct expr *parse_at_operator(struct parser *p)
 		return parse_cast_var(p, 1);
 	if (!strcmp(n, "@var"))
 		return parse_cast_var(p, 0);
+	if (!strcmp(n, "@const") || !strcmp(n, "@kregister") ||
+	    !strcmp(n, "@uregister"))
+		return parse_guru_operator(p);
+	if (!strcmp(n, "@probewrite")) {
+		/* @probewrite(var): kept as a call for pass 2 to judge */
+		parser_next(p);
+		struct expr *e = expr_new(E_CALL, t);
+		e->str = t->content;
+		parser_expect_op(p, "(");
+		const struct token *v = parser_peek(p);
+		if (v->type != TOK_IDENT || v->content[0] == '$' || v->content[0] == '@')
+			pass1_throw(v, 1, "expected identifier");
+		parser_next(p);
+		struct expr *sym = expr_new(E_SYMBOL, v);
+		sym->str = v->content;
+		vec_push(&e->args, sym);
+		parser_expect_op(p, ")");
+		return e;
+	}
 	if (!strcmp(n, "@entry") || !strcmp(n, "@defined")) {
 		parser_next(p);
 		struct expr *e = expr_new(n[1] == 'e' ? E_ENTRY : E_DEFINED, t);
@@ -375,13 +428,14 @@ static struct expr *parse_at_operator(struct parser *p)
 
 static struct expr *parse_value_base(struct parser *p);
 
-/* value -> value_base ['->' components] : EXPR->member is an "autocast" */
+/* value -> value_base [('->' ident | '[' expr ']') components] :
+ * EXPR->member and EXPR[i] on a value are SystemTap's "autocast" */
 struct expr *parse_value(struct parser *p)
 {
 	struct expr *v = parse_value_base(p);
 	const struct token *t = parser_peek(p);
-	if (!parser_is_op(t, "->") || v->kind == E_TARGET || v->kind == E_CAST ||
-	    v->kind == E_ATVAR)
+	if (!(parser_is_op(t, "->") || parser_is_op(t, "[")) ||
+	    v->kind == E_TARGET || v->kind == E_CAST || v->kind == E_ATVAR)
 		return v;
 	struct expr *e = expr_new(E_TARGET, t);
 	e->left = v;
@@ -422,7 +476,7 @@ static struct expr *parse_value_base(struct parser *p)
 		e->addressof = 1;
 		return e;
 	}
-	if (t->type == TOK_OPERATOR && t->content[0] == '@' && t->content[1])
+	if (t->type == TOK_OPERATOR && t->content[0] == '@')
 		return parse_at_operator(p);
 	if (t->type == TOK_IDENT && t->content[0] == '$')
 		return parse_target(p, 0);

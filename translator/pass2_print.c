@@ -16,15 +16,15 @@ static void put_type(struct strbuf *b, enum exp_type t)
 static void put_var(struct strbuf *b, const struct vardecl *v)
 {
 	sb_puts(b, v->name);
-	if (v->maxsize)
-		sb_printf(b, "[%d]", v->maxsize);
 	if (v->wrap)
 		sb_putc(b, '%');
+	if (v->maxsize)
+		sb_printf(b, "[%d]", v->maxsize);
 	sb_putc(b, ':');
 	put_type(b, v->type);
 	if (v->arity > 0) {
 		sb_puts(b, " [");
-		for (int i = 0; i < v->arity && i < 9; i++) {
+		for (int i = 0; i < v->arity && i < STAP_MAX_ARITY; i++) {
 			if (i)
 				sb_puts(b, ", ");
 			put_type(b, v->index_types[i]);
@@ -41,8 +41,7 @@ static void p2_block_items(struct strbuf *out, const struct stmt *s)
 {
 	sb_puts(out, "{\n");
 	const struct stmt *c;
-	vec_foreach(const struct stmt *, c, &s->stmts)
-	{
+	vec_foreach (const struct stmt *, c, &s->stmts) {
 		p2_stmt(out, c);
 		sb_puts(out, ";\n");
 	}
@@ -53,10 +52,10 @@ static void p2_foreach(struct strbuf *out, const struct stmt *s)
 {
 	/* print_stmt prints the header; only the body differs. */
 	struct stmt copy = *s;
-	struct stmt empty = { 0 };
+	struct stmt empty = {0};
 	empty.kind = S_NULL;
 	copy.body = &empty;
-	struct strbuf head = { 0 };
+	struct strbuf head = {0};
 	print_stmt(&head, &copy);
 	/* drop the trailing ";" of the empty body */
 	if (head.len && head.s[head.len - 1] == ';')
@@ -127,18 +126,17 @@ static void p2_stmt(struct strbuf *out, const struct stmt *s)
 
 /* "__global_" or, for a private symbol, "__private_FILE_" with the file
  * name's other characters than letters and digits as '_'. */
-static char *mangle(const char *name, int is_private,
-		    const struct source_file *f)
+static char *mangle(const char *name, int is_private, const struct source_file *f)
 {
 	if (!is_private || !f || !f->name)
 		return xasprintf("__global_%s", name);
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	sb_puts(&b, "__private_");
 	for (const char *p = f->name; *p; p++)
 		sb_putc(&b, (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 				    (*p >= '0' && *p <= '9')
-			    ? *p
-			    : '_');
+				? *p
+				: '_');
 	sb_printf(&b, "_%s", name);
 	return sb_take(&b);
 }
@@ -159,9 +157,8 @@ static int rename_expr(struct expr *e, void *arg)
 	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
 		nn = mangle(e->str, e->var->is_private, e->var->file);
 	else if (e->kind == E_CALL && e->func)
-		nn = xasprintf("%s__overload_0",
-			       mangle(e->str, e->func->is_private,
-				      e->func->file));
+		nn =
+		    xasprintf("%s__overload_0", mangle(e->str, e->func->is_private, e->func->file));
 	if (nn) {
 		vec_push(&r->exprs, e);
 		vec_push(&r->names, (void *)e->str);
@@ -180,10 +177,10 @@ static int rename_stmt(struct stmt *s, void *arg)
 
 static void print_body(struct strbuf *out, struct stmt *body, int flat)
 {
-	struct rename r = { 0 };
+	struct rename r = {0};
 	walk_stmt(body, rename_stmt, rename_expr, &r);
 	sb_puts(out, "{ ");
-	if (body->kind == S_BLOCK && !body->stmts.n)
+	if (body->kind == S_BLOCK && !body->stmts.n && flat_blocks)
 		sb_putc(out, ';');
 	else if (flat || body->kind != S_BLOCK)
 		p2_stmt(out, body);
@@ -232,8 +229,7 @@ static void print_functions(struct session *s, struct strbuf *out)
 		if (fd->locals.n) {
 			sb_puts(out, "  # locals\n");
 			struct vardecl *v;
-			vec_foreach(struct vardecl *, v, &fd->locals)
-			{
+			vec_foreach (struct vardecl *, v, &fd->locals) {
 				sb_puts(out, "  ");
 				put_var(out, v);
 				sb_putc(out, '\n');
@@ -245,8 +241,7 @@ static void print_functions(struct session *s, struct strbuf *out)
 	free(fs);
 }
 
-static void print_probe(struct session *s, struct strbuf *out,
-			struct derived_probe *dp)
+static void print_probe(struct session *s, struct strbuf *out, struct derived_probe *dp)
 {
 	sb_puts(out, dp->pp);
 	if (dp->point->sufficient)
@@ -259,16 +254,14 @@ static void print_probe(struct session *s, struct strbuf *out,
 	if (dp->probe->locals.n) {
 		sb_puts(out, "  # locals\n");
 		struct vardecl *v;
-		vec_foreach(struct vardecl *, v, &dp->probe->locals)
-		{
+		vec_foreach (struct vardecl *, v, &dp->probe->locals) {
 			sb_puts(out, "  ");
 			put_var(out, v);
 			sb_putc(out, '\n');
 		}
 	}
 	if (s->verbose && dp->probe->body)
-		print_body(out, dp->probe->body,
-			   !s->unoptimized && dp->probe->id != -1);
+		print_body(out, dp->probe->body, !s->unoptimized && dp->probe->id != -1);
 }
 
 void pass2_print(struct session *s, struct strbuf *out)
@@ -277,14 +270,13 @@ void pass2_print(struct session *s, struct strbuf *out)
 	if (s->embeds.n) {
 		sb_puts(out, "# global embedded code\n");
 		struct embedded_block *eb;
-		vec_foreach(struct embedded_block *, eb, &s->embeds)
+		vec_foreach (struct embedded_block *, eb, &s->embeds)
 			sb_printf(out, "%%{%s%%}\n", eb->code);
 	}
 	if (s->globals.n) {
 		sb_puts(out, "# globals\n");
 		struct vardecl *v;
-		vec_foreach(struct vardecl *, v, &s->globals)
-		{
+		vec_foreach (struct vardecl *, v, &s->globals) {
 			put_var(out, v);
 			if (s->verbose && v->init) {
 				sb_puts(out, " = ");
@@ -296,6 +288,6 @@ void pass2_print(struct session *s, struct strbuf *out)
 	print_functions(s, out);
 	sb_puts(out, "# probes\n");
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &s->probes)
+	vec_foreach (struct derived_probe *, dp, &s->probes)
 		print_probe(s, out, dp);
 }

@@ -21,7 +21,7 @@
 #include "parser.h"
 #include "preproc.h"
 
-#define MAX_EXPANSION_DEPTH 200
+#define MAX_EXPANSION_DEPTH 100
 
 struct macro {
 	const char *name;
@@ -97,8 +97,13 @@ static void push_frame(struct pp *pp, struct frame *f)
 {
 	f->up = pp->top;
 	f->depth = pp->top ? pp->top->depth + 1 : 0;
-	if (f->depth > MAX_EXPANSION_DEPTH)
+	if (f->depth > MAX_EXPANSION_DEPTH) {
+		/* Drop the whole expansion (a macro that uses itself would
+		 * otherwise fail again at every following token). */
+		while (pp->top->up)
+			pp->top = pp->top->up;
 		pass1_throw(f->chain, 0, "macro expansion nested too deeply");
+	}
 	pp->top = f;
 }
 
@@ -131,7 +136,7 @@ static const struct token *substitute_arg(struct pp *pp, struct token *t)
 		j->type = TOK_JUNK;
 		j->content = xasprintf("command line argument out of range [1-%d]",
 				       nargs);
-		j->raw = "arg";
+		j->junk = JUNK_ARG;
 		return j;
 	}
 	const char *arg = vec_at(&pp->s->args, n - 1);
@@ -174,10 +179,9 @@ static const struct token *raw_next(struct pp *pp)
 			}
 			t = copy_tok(vec_at(f->list, f->pos++), f->chain);
 		}
-		if (t->type == TOK_JUNK)
+		if (t->type == TOK_JUNK && t->junk == JUNK_ERROR)
 			pass1_throw(t, 0, "%s", t->content);
-		if (t->type == TOK_IDENT || t->type == TOK_OPERATOR ||
-		    (t->type == TOK_JUNK && t->raw)) {
+		if (t->type == TOK_IDENT || t->type == TOK_OPERATOR) {
 			const struct token *r = substitute_arg(pp, t);
 			if (!r)
 				continue;
@@ -414,11 +418,12 @@ static const char *cond_expected =
 static int eval_version(const struct token *lhs, const struct token *op,
 			const struct token *rhs, const char *value, int versions)
 {
-	if (!is_compare_op(op) ||
-	    (!versions && strcmp(op->content, "==") && strcmp(op->content, "!=")))
+	if (!is_compare_op(op))
 		pass1_throw(lhs, 0, "%s", cond_expected);
+	if (!versions && strcmp(op->content, "==") && strcmp(op->content, "!="))
+		pass1_throw(op, 0, "expected '==' or '!='");
 	if (rhs->type != TOK_STRING)
-		pass1_throw(rhs, 0, "expected string literal as right value");
+		pass1_throw(rhs, 0, "expected string literal");
 	int eq = !strcmp(op->content, "==");
 	if (!versions || ((eq || !strcmp(op->content, "!=")) &&
 			  has_wildcard(rhs->content))) {
@@ -426,6 +431,38 @@ static int eval_version(const struct token *lhs, const struct token *op,
 		return eq ? m : !m;
 	}
 	return compare_result(strverscmp(value, rhs->content), op->content);
+}
+
+static const char *config_value(const char *name)
+{
+	return !strcmp(name, "CONFIG_64BIT") ? "y" : "";
+}
+
+/* CONFIG_X op (STRING | NUMBER | CONFIG_Y) */
+static int eval_config(const struct token *lhs, const struct token *op,
+		       const struct token *rhs)
+{
+	const char *value = config_value(lhs->content);
+	if (rhs->type == TOK_IDENT && !strncmp(rhs->content, "CONFIG_", 7)) {
+		if (!is_compare_op(op))
+			pass1_throw(lhs, 0, "%s", cond_expected);
+		return compare_result(strcmp(value, config_value(rhs->content)),
+				      op->content);
+	}
+	if (rhs->type == TOK_NUMBER) {
+		int64_t a = 0, b = 0;
+		if (!is_compare_op(op))
+			pass1_throw(lhs, 0, "%s", cond_expected);
+		if (lexer_number_value(rhs->content, &b))
+			pass1_throw(rhs, 1, "number invalid or out of range");
+		if (!*value || lexer_number_value(value, &a))
+			return !strcmp(op->content, "!="); /* unset: no number */
+		return compare_result(a < b ? -1 : a > b, op->content);
+	}
+	if (rhs->type != TOK_STRING)
+		pass1_throw(rhs, 0, "expected string, number literal or other "
+				    "CONFIG_... as right side operand");
+	return eval_version(lhs, op, rhs, value, 0);
 }
 
 /* term -> IDENT op STRING | literal op literal : SystemTap reads all
@@ -437,6 +474,10 @@ static int eval_term(struct pp *pp, const struct token *open)
 	const struct token *rhs = op->type == TOK_EOF ? op : macro_next(pp);
 	if (rhs->type == TOK_EOF)
 		pass1_throw(open, 0, "incomplete condition after '%%('");
+	const struct token *three[] = {lhs, op, rhs};
+	for (int i = 0; i < 3; i++)
+		if (three[i]->type == TOK_JUNK && three[i]->junk == JUNK_ARG)
+			pass1_throw(three[i], 0, "%s", three[i]->content);
 	if (lhs->type == TOK_IDENT) {
 		const char *n = lhs->content;
 		if (!strcmp(n, "arch"))
@@ -445,10 +486,8 @@ static int eval_term(struct pp *pp, const struct token *open)
 			return eval_version(lhs, op, rhs, "kernel", 0);
 		if (!strcmp(n, "systemtap_privilege"))
 			return eval_version(lhs, op, rhs, "stapdev", 0);
-		if (!strcmp(n, "CONFIG_64BIT"))
-			return eval_version(lhs, op, rhs, "y", 0);
 		if (!strncmp(n, "CONFIG_", 7))
-			return eval_version(lhs, op, rhs, "", 0);
+			return eval_config(lhs, op, rhs);
 		if (!strcmp(n, "kernel_v"))
 			return eval_version(lhs, op, rhs, kernel_release(0), 1);
 		if (!strcmp(n, "kernel_vr"))
@@ -512,6 +551,7 @@ static const struct token *skip_branch(struct pp *pp, const struct cond *c,
 		const struct token *t = macro_next(pp);
 		if (t->type == TOK_EOF) {
 			pp->skipping = 0;
+			pp->conds = NULL; /* reported once */
 			pass1_throw(c->tok, 0, "incomplete conditional at end of file");
 		}
 		if (is_op(t, "%("))
@@ -569,7 +609,7 @@ const struct token *pp_next(struct pp *pp)
 				continue;
 			}
 		}
-		if (t->type == TOK_JUNK)
+		if (t->type == TOK_JUNK && t->junk == JUNK_ARG)
 			pass1_throw(t, 0, "%s", t->content);
 		if (t->type == TOK_EOF && pp->conds) {
 			const struct token *open = pp->conds->tok;

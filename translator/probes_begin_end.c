@@ -3,9 +3,8 @@
  * probes of the same kind. */
 #include "elaborate.h"
 
-static enum pp_result resolve_seq(struct probe_point *pp,
-				  struct derived_probe *dp, struct pp_error *err,
-				  enum probe_kind kind, int takes_seq)
+static enum pp_result resolve_seq(struct probe_point *pp, struct derived_probe *dp,
+				  struct pp_error *err, enum probe_kind kind, int takes_seq)
 {
 	struct probe_component *c0 = pp->components.v[0];
 	if (pp->components.n > 1) {
@@ -20,37 +19,34 @@ static enum pp_result resolve_seq(struct probe_point *pp,
 }
 
 static enum pp_result resolve_begin(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp,
-				    struct pp_error *err)
+				    struct derived_probe *dp, struct pp_error *err)
 {
 	(void)c;
 	return resolve_seq(pp, dp, err, PK_BEGIN, 1);
 }
 
-static enum pp_result resolve_end(struct elab *c, struct probe_point *pp,
-				  struct derived_probe *dp, struct pp_error *err)
+static enum pp_result resolve_end(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+				  struct pp_error *err)
 {
 	(void)c;
 	return resolve_seq(pp, dp, err, PK_END, 1);
 }
 
 static enum pp_result resolve_error(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp,
-				    struct pp_error *err)
+				    struct derived_probe *dp, struct pp_error *err)
 {
 	(void)c;
 	return resolve_seq(pp, dp, err, PK_ERROR, 1);
 }
 
 static enum pp_result resolve_never(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp,
-				    struct pp_error *err)
+				    struct derived_probe *dp, struct pp_error *err)
 {
 	(void)c;
 	return resolve_seq(pp, dp, err, PK_NEVER, 0);
 }
 
-const struct probe_kind_ops probes_begin_ops = { "begin", resolve_begin, NULL };
-const struct probe_kind_ops probes_end_ops = { "end", resolve_end, NULL };
-const struct probe_kind_ops probes_error_ops = { "error", resolve_error, NULL };
-const struct probe_kind_ops probes_never_ops = { "never", resolve_never, NULL };
+const struct probe_kind_ops probes_begin_ops = {"begin", resolve_begin, NULL};
+const struct probe_kind_ops probes_end_ops = {"end", resolve_end, NULL};
+const struct probe_kind_ops probes_error_ops = {"error", resolve_error, NULL};
+const struct probe_kind_ops probes_never_ops = {"never", resolve_never, NULL};

@@ -4,8 +4,7 @@
  * a later change; until then they are rejected here too. */
 #include "elaborate.h"
 
-static enum pp_result kernel_only(struct elab *c, struct probe_point *pp,
-				  struct derived_probe *dp,
+static enum pp_result kernel_only(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
 				  struct pp_error *err)
 {
 	(void)c;
@@ -17,18 +16,16 @@ static enum pp_result kernel_only(struct elab *c, struct probe_point *pp,
 		       c0->functor);
 }
 
-static enum pp_result not_yet(struct elab *c, struct probe_point *pp,
-			      struct derived_probe *dp, struct pp_error *err)
+static enum pp_result not_yet(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+			      struct pp_error *err)
 {
 	(void)c;
 	(void)dp;
 	struct probe_component *c0 = pp->components.v[0];
-	return pp_fail(err, c0->tok,
-		       "process probe points are not supported yet");
+	return pp_fail(err, c0->tok, "process probe points are not supported yet");
 }
 
-#define KERNEL_KIND(n) \
-	static const struct probe_kind_ops kind_##n = { #n, kernel_only, NULL };
+#define KERNEL_KIND(n) static const struct probe_kind_ops kind_##n = {#n, kernel_only, NULL};
 KERNEL_KIND(kernel)
 KERNEL_KIND(module)
 KERNEL_KIND(kprobe)
@@ -44,10 +41,9 @@ KERNEL_KIND(python3)
 KERNEL_KIND(tracepoint)
 
 const struct probe_kind_ops *const probes_kernel_ops[] = {
-	&kind_kernel, &kind_module,  &kind_kprobe,  &kind_syscall,
-	&kind_nd_syscall, &kind_netfilter, &kind_perf, &kind_procfs,
-	&kind_hrtimer, &kind_java, &kind_python2, &kind_python3,
-	&kind_tracepoint, NULL,
+    &kind_kernel,    &kind_module,  &kind_kprobe,     &kind_syscall, &kind_nd_syscall,
+    &kind_netfilter, &kind_perf,    &kind_procfs,     &kind_hrtimer, &kind_java,
+    &kind_python2,   &kind_python3, &kind_tracepoint, NULL,
 };
 
-const struct probe_kind_ops probes_process_ops = { "process", not_yet, NULL };
+const struct probe_kind_ops probes_process_ops = {"process", not_yet, NULL};

@@ -26,6 +26,9 @@ struct derived_probe {
 	int64_t sequence;               /* begin(N)/end(N)/error(N) */
 	int64_t interval_ns, randomize_ns; /* timers */
 	int id;
+	/* pass 2: where messages about this probe point: the 'probe' keyword,
+	 * or for an alias expansion the point that named the alias */
+	const struct token *tok;
 };
 
 struct define { const char *name, *value; };  /* -D NAME[=VALUE] */

@@ -12,8 +12,8 @@ struct tctx {
 	struct elab *c;
 	struct functiondecl *fn;
 	struct expr *stmt_value; /* value of an expression statement */
-	const char *dp_pp;       /* pp of the probe walked, for messages */
-	int abort;               /* SystemTap throws on some errors: the rest
+	const char *dp_pp;	 /* pp of the probe walked, for messages */
+	int abort;		 /* SystemTap throws on some errors: the rest
 				    of the body is not walked this time */
 };
 
@@ -46,8 +46,7 @@ static void mismatch(struct tctx *tc, struct expr *e, enum exp_type want)
 {
 	if (!first_report(e))
 		return;
-	elab_error(tc->c, e->tok, "type mismatch: expected %s but found %s",
-		   tn(want), tn(e->type));
+	elab_error(tc->c, e->tok, "type mismatch: expected %s but found %s", tn(want), tn(e->type));
 }
 
 /* E meets a declared type (f:long, x:string). SystemTap words this
@@ -58,9 +57,8 @@ static void declared(struct tctx *tc, struct expr *e, enum exp_type t)
 	if (e->type == T_UNKNOWN)
 		infer(tc, e, t);
 	else if (e->type != t && first_report(e))
-		elab_error(tc->c, e->tok,
-			   "type mismatch: expected %s but found %s",
-			   tn(e->type), tn(t));
+		elab_error(tc->c, e->tok, "type mismatch: expected %s but found %s", tn(e->type),
+			   tn(t));
 }
 
 /* Give E (known or not) type T, as expected by its context. */
@@ -77,8 +75,7 @@ static void expect(struct tctx *tc, struct expr *e, enum exp_type t)
 }
 
 /* Variable V takes type T at TOK. */
-static void var_type(struct tctx *tc, struct vardecl *v, enum exp_type t,
-		     const struct token *tok)
+static void var_type(struct tctx *tc, struct vardecl *v, enum exp_type t, const struct token *tok)
 {
 	if (!v || t == T_UNKNOWN)
 		return;
@@ -93,8 +90,7 @@ static void var_type(struct tctx *tc, struct vardecl *v, enum exp_type t,
 	}
 }
 
-static void var_arity(struct tctx *tc, struct vardecl *v, int arity,
-		      const struct token *tok)
+static void var_arity(struct tctx *tc, struct vardecl *v, int arity, const struct token *tok)
 {
 	if (!v || arity < 0)
 		return;
@@ -106,8 +102,7 @@ static void var_arity(struct tctx *tc, struct vardecl *v, int arity,
 		tc->abort = 1;
 		if (!first_report(tok))
 			return;
-		elab_error(tc->c, tok, "inconsistent arity (%d vs %d)",
-			   v->arity, arity);
+		elab_error(tc->c, tok, "inconsistent arity (%d vs %d)", v->arity, arity);
 		elab_error(tc->c, v->arity_tok ? v->arity_tok : v->tok,
 			   "arity %d first inferred here", v->arity);
 		tc->abort = 1;
@@ -115,8 +110,8 @@ static void var_arity(struct tctx *tc, struct vardecl *v, int arity,
 }
 
 /* Index I of a tuple: an array key or a function argument. */
-static void index_type(struct tctx *tc, enum exp_type *slot,
-		       const struct token **slot_tok, int i, struct expr *ix)
+static void index_type(struct tctx *tc, enum exp_type *slot, const struct token **slot_tok, int i,
+		       struct expr *ix)
 {
 	infer(tc, ix, T_UNKNOWN);
 	if (*slot == T_UNKNOWN) {
@@ -128,18 +123,25 @@ static void index_type(struct tctx *tc, enum exp_type *slot,
 	} else if (ix->type == T_UNKNOWN) {
 		infer(tc, ix, *slot);
 	} else if (ix->type != *slot && first_report(ix)) {
-		elab_error(tc->c, ix->tok, "index %d type mismatch (%s)", i,
-			   tn(ix->type));
-		elab_error(tc->c, *slot_tok, "type of index %d was first "
-			   "inferred here (%s)", i, tn(*slot));
+		elab_error(tc->c, ix->tok, "index %d type mismatch (%s)", i, tn(ix->type));
+		elab_error(tc->c, *slot_tok,
+			   "type of index %d was first "
+			   "inferred here (%s)",
+			   i, tn(*slot));
 	}
 }
 
 static void array_indexes(struct tctx *tc, struct vardecl *v, struct vec *ixs,
 			  const struct token *tok)
 {
+	if (ixs->n > STAP_MAX_ARITY) {
+		if (first_report(tok))
+			elab_error(tc->c, tok, "too many indexes (%d, at most %d)", ixs->n,
+				   STAP_MAX_ARITY);
+		return;
+	}
 	var_arity(tc, v, ixs->n, tok);
-	for (int i = 0; i < ixs->n && i < 9; i++) {
+	for (int i = 0; i < ixs->n && i < STAP_MAX_ARITY; i++) {
 		struct expr *ix = ixs->v[i];
 		if (!ix)
 			continue;
@@ -158,8 +160,7 @@ static void unresolved(struct tctx *tc, struct expr *e)
 }
 
 /* A symbol or array element used as a value of type T. */
-static void infer_var(struct tctx *tc, struct expr *e, struct vardecl *v,
-		      enum exp_type t)
+static void infer_var(struct tctx *tc, struct expr *e, struct vardecl *v, enum exp_type t)
 {
 	if (!v)
 		return;
@@ -174,7 +175,8 @@ static void infer_hist(struct tctx *tc, struct expr *e)
 {
 	infer(tc, e->left, T_STATS);
 	struct expr *a;
-	vec_foreach(struct expr *, a, &e->args) infer(tc, a, T_LONG);
+	vec_foreach (struct expr *, a, &e->args)
+		infer(tc, a, T_LONG);
 	if (e->type == T_UNKNOWN) {
 		e->type = T_LONG;
 		set_changed(tc);
@@ -203,7 +205,7 @@ static void infer_assign(struct tctx *tc, struct expr *e, enum exp_type t)
 		return;
 	}
 	enum exp_type sub = t;
-	struct vardecl *rv = e->right->kind == E_SYMBOL ? e->right->var
+	struct vardecl *rv = e->right->kind == E_SYMBOL	 ? e->right->var
 			     : e->right->kind == E_INDEX ? e->right->base->var
 							 : NULL;
 	if (rv && rv->type == T_STATS) {
@@ -213,11 +215,9 @@ static void infer_assign(struct tctx *tc, struct expr *e, enum exp_type t)
 	}
 	infer(tc, e->left, sub);
 	infer(tc, e->right, sub);
-	if (sub == T_UNKNOWN && e->right->type != T_UNKNOWN &&
-	    e->right->type != T_STATS)
+	if (sub == T_UNKNOWN && e->right->type != T_UNKNOWN && e->right->type != T_STATS)
 		infer(tc, e->left, e->right->type);
-	else if (sub == T_UNKNOWN && e->left->type != T_UNKNOWN &&
-		 e->left->type != T_STATS)
+	else if (sub == T_UNKNOWN && e->left->type != T_UNKNOWN && e->left->type != T_STATS)
 		infer(tc, e->right, e->left->type);
 	if (e->type == T_UNKNOWN && e->left->type != T_UNKNOWN) {
 		e->type = e->left->type;
@@ -225,17 +225,17 @@ static void infer_assign(struct tctx *tc, struct expr *e, enum exp_type t)
 	}
 }
 
+/* As SystemTap: the left operand is checked against the right one's type
+ * as known before this visit, then the right against the left's. */
 static void infer_compare(struct tctx *tc, struct expr *e)
 {
-	infer(tc, e->left, T_UNKNOWN);
-	infer(tc, e->right, T_UNKNOWN);
-	enum exp_type l = e->left->type, r = e->right->type;
-	if (l == T_UNKNOWN && r != T_UNKNOWN)
-		infer(tc, e->left, r);
-	else if (r == T_UNKNOWN && l != T_UNKNOWN)
-		infer(tc, e->right, l);
-	else if (l != T_UNKNOWN && l != r)
-		mismatch(tc, e->left, r);
+	enum exp_type rt = e->right->kind == E_NUMBER	? T_LONG
+			   : e->right->kind == E_STRING ? T_STRING
+							: e->right->type;
+	infer(tc, e->left, rt);
+	infer(tc, e->right, e->left->type);
+	if (e->left->type == T_UNKNOWN && e->right->type != T_UNKNOWN)
+		infer(tc, e->left, e->right->type);
 	expect(tc, e, T_LONG);
 }
 
@@ -265,8 +265,16 @@ static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
 	for (int i = 0; i < e->args.n && i < fd->formals.n; i++) {
 		struct vardecl *f = fd->formals.v[i];
 		struct expr *a = e->args.v[i];
-		const struct token *slot_tok = f->type_tok ? f->type_tok
-							   : a->tok;
+		struct vardecl *av = a->kind == E_SYMBOL  ? a->var
+				     : a->kind == E_INDEX ? a->base->var
+							  : NULL;
+		if (av && av->type == T_STATS) {
+			/* Stats are no values: the parameter stays untyped. */
+			if (tc->c->assert_types && first_report(a))
+				elab_error(tc->c, a->tok, "invalid type stats");
+			continue;
+		}
+		const struct token *slot_tok = f->type_tok ? f->type_tok : a->tok;
 		enum exp_type before = f->type;
 		if (f->type != T_UNKNOWN && f->type_tok == f->tok) {
 			declared(tc, a, f->type); /* x:long / x:string */
@@ -276,17 +284,23 @@ static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
 		if (before == T_UNKNOWN && f->type != T_UNKNOWN)
 			f->type_tok = slot_tok;
 	}
-	if (fd->type == T_UNKNOWN && t != T_UNKNOWN && t != T_STATS) {
+	/* The context gives a function its type only when nothing else
+	 * does (a round where nothing else was inferred). */
+	if (fd->type == T_UNKNOWN && t != T_UNKNOWN && t != T_STATS && tc->c->context_calls) {
 		fd->type = t;
 		fd->type_tok = e->tok;
+		tc->c->context_calls = 0;
 		set_changed(tc);
 	}
 	if (e->type != fd->type) {
 		e->type = fd->type;
 		set_changed(tc);
 	}
-	if (t != T_UNKNOWN && e->type != T_UNKNOWN && e->type != t)
-		mismatch(tc, e, t);
+	if (t != T_UNKNOWN && e->type != T_UNKNOWN && e->type != t && first_report(e)) {
+		elab_error(tc->c, e->tok, "type mismatch (%s)", tn(t));
+		elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
+			   "type was first inferred here (%s)", tn(fd->type));
+	}
 }
 
 static void infer_print(struct tctx *tc, struct expr *e)
@@ -297,15 +311,13 @@ static void infer_print(struct tctx *tc, struct expr *e)
 		infer(tc, f, T_STRING);
 		first = 1;
 		if (f->kind == E_STRING) {
-			struct vec types = { 0 };
+			struct vec types = {0};
 			types_check_format(tc->c, e, &types);
 			for (int i = 1; i < e->args.n; i++) {
 				struct expr *a = e->args.v[i];
-				enum exp_type want =
-					i - 1 < types.n
-						? (enum exp_type)(intptr_t)
-							  types.v[i - 1]
-						: T_UNKNOWN;
+				enum exp_type want = i - 1 < types.n
+							 ? (enum exp_type)(intptr_t)types.v[i - 1]
+							 : T_UNKNOWN;
 				infer(tc, a, want);
 			}
 			free(types.v);
@@ -330,17 +342,13 @@ static void target_errors(struct tctx *tc, struct expr *e)
 		return;
 	switch (e->kind) {
 	case E_TARGET:
-		elab_error(tc->c, e->tok,
-			   "unresolved target-symbol expression");
+		elab_error(tc->c, e->tok, "unresolved target-symbol expression");
 		break;
 	case E_CAST: {
-		const char *ty = e->args.n > 0 ? ((struct expr *)e->args.v[0])->str
-					       : "";
-		const char *mod = e->args.n > 1
-					  ? ((struct expr *)e->args.v[1])->str
-					  : "";
-		elab_error(tc->c, e->tok, "type definition '%s' not found in '%s'",
-			   ty ? ty : "", mod ? mod : "");
+		const char *ty = e->args.n > 0 ? ((struct expr *)e->args.v[0])->str : "";
+		const char *mod = e->args.n > 1 ? ((struct expr *)e->args.v[1])->str : "";
+		elab_error(tc->c, e->tok, "type definition '%s' not found in '%s'", ty ? ty : "",
+			   mod ? mod : "");
 		break;
 	}
 	case E_ATVAR:
@@ -349,7 +357,8 @@ static void target_errors(struct tctx *tc, struct expr *e)
 	case E_ENTRY:
 		elab_error(tc->c, NULL, "while processing probe %s",
 			   tc->dp_pp ? tc->dp_pp : "begin");
-		elab_error(tc->c, e->tok, "internal error: @entry is only "
+		elab_error(tc->c, e->tok,
+			   "internal error: @entry is only "
 			   "valid in .return probes");
 		return; /* a fatal one for SystemTap: nothing more */
 	default:
@@ -375,8 +384,22 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 			mismatch(tc, e, t);
 		return;
 	case E_EMBEDDED:
-		if (e->type == T_UNKNOWN)
-			e->type = t != T_UNKNOWN ? t : T_LONG;
+		/* Marked as a string or long one (with the usual comment
+		 * markers), else typed by its context, else long once nothing
+		 * else is left to infer. */
+		if (e->type == T_UNKNOWN && e->str && strstr(e->str, "/* string */"))
+			e->type = T_STRING;
+		else if (e->type == T_UNKNOWN && e->str && strstr(e->str, "/* long */"))
+			e->type = T_LONG;
+		if (e->type == T_UNKNOWN && t != T_UNKNOWN) {
+			e->type = t;
+			set_changed(tc);
+		} else if (e->type == T_UNKNOWN && tc->c->context_calls) {
+			e->type = T_LONG;
+			set_changed(tc);
+		}
+		if (t != T_UNKNOWN && e->type != T_UNKNOWN && e->type != t)
+			mismatch(tc, e, t);
 		return;
 	case E_SYMBOL:
 		if (e->var)
@@ -387,7 +410,7 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 	case E_INDEX:
 		if (e->base && e->base->kind == E_HIST) {
 			infer_hist(tc, e->base);
-			vec_foreach(struct expr *, a, &e->args)
+			vec_foreach (struct expr *, a, &e->args)
 				infer(tc, a, T_LONG);
 			expect(tc, e, T_LONG);
 			return;
@@ -396,16 +419,17 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 		infer_var(tc, e, e->base->var, t);
 		if (e->base->type != e->type)
 			e->base->type = e->type;
-		unresolved(tc, e);
+		unresolved(tc, e->base); /* SystemTap names the array */
 		return;
 	case E_IN:
 		if (e->base->kind == E_SYMBOL)
-			array_indexes(tc, e->base->var, &e->args,
-				      e->base->tok);
+			array_indexes(tc, e->base->var, &e->args, e->base->tok);
 		else
 			infer(tc, e->base, T_UNKNOWN);
 		if (e->base->var)
 			e->base->type = e->base->var->type;
+		if (e->base->kind == E_SYMBOL)
+			unresolved(tc, e->base);
 		expect(tc, e, T_LONG);
 		return;
 	case E_BINARY:
@@ -448,14 +472,15 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 		return;
 	case E_PRINT:
 		infer_print(tc, e);
-		vec_foreach(struct expr *, a, &e->args) if (a->type == T_UNKNOWN)
-		{
-			unresolved(tc, e);
-			break;
-		}
+		vec_foreach (struct expr *, a, &e->args)
+			if (a->type == T_UNKNOWN) {
+				unresolved(tc, e);
+				break;
+			}
 		return;
 	case E_STAT:
-		vec_foreach(struct expr *, a, &e->args) infer(tc, a, T_LONG);
+		vec_foreach (struct expr *, a, &e->args)
+			infer(tc, a, T_LONG);
 		infer(tc, e->left, T_STATS);
 		expect(tc, e, T_LONG);
 		return;
@@ -481,7 +506,8 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 	struct stmt *sub;
 	switch (s->kind) {
 	case S_BLOCK:
-		vec_foreach(struct stmt *, sub, &s->stmts) infer_stmt(tc, sub);
+		vec_foreach (struct stmt *, sub, &s->stmts)
+			infer_stmt(tc, sub);
 		break;
 	case S_TRY:
 		infer_stmt(tc, s->body);
@@ -496,6 +522,12 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 		break;
 	case S_RETURN: {
 		struct functiondecl *fd = tc->fn;
+		if (!s->value && fd && fd->type != T_UNKNOWN && first_report(s)) {
+			/* "return;" where a value is returned elsewhere */
+			elab_error(tc->c, s->tok, "type mismatch (unknown)");
+			elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
+				   "type was first inferred here (%s)", tn(fd->type));
+		}
 		if (!s->value || !fd)
 			break;
 		if (fd->type != T_UNKNOWN && fd->type_tok == fd->tok) {
@@ -513,11 +545,9 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 		} else if (vt == T_UNKNOWN) {
 			infer(tc, s->value, fd->type);
 		} else if (vt != fd->type && first_report(s->value)) {
-			elab_error(tc->c, s->value->tok, "type mismatch (%s)",
-				   tn(vt));
+			elab_error(tc->c, s->value->tok, "type mismatch (%s)", tn(vt));
 			elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
-				   "type was first inferred here (%s)",
-				   tn(fd->type));
+				   "type was first inferred here (%s)", tn(fd->type));
 		}
 		break;
 	}
@@ -525,6 +555,7 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 		if (s->value && s->value->kind == E_SYMBOL) {
 			if (s->value->var && s->value->var->type != T_UNKNOWN)
 				s->value->type = s->value->var->type;
+			unresolved(tc, s->value);
 		} else {
 			infer(tc, s->value, T_UNKNOWN);
 		}
@@ -545,7 +576,7 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 		if (arr->kind == E_HIST) {
 			infer_hist(tc, arr);
 			struct expr *k;
-			vec_foreach(struct expr *, k, &s->indexes)
+			vec_foreach (struct expr *, k, &s->indexes)
 				infer(tc, k, T_LONG);
 			if (s->value_var)
 				infer(tc, s->value_var, T_LONG);
@@ -556,13 +587,13 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 				array_indexes(tc, v, &s->array_slice, arr->tok);
 			if (v && v->type != T_UNKNOWN)
 				arr->type = v->type;
-			if (s->value_var && v) {
-				infer(tc, s->value_var,
-				      v->type == T_STATS ? T_UNKNOWN : v->type);
-				if (v->type == T_UNKNOWN &&
-				    s->value_var->type != T_UNKNOWN)
-					var_type(tc, v, s->value_var->type,
-						 s->value_var->tok);
+			if (s->value_var && v && v->type == T_STATS) {
+				if (first_report(s->value_var))
+					elab_error(tc->c, s->value_var->tok, "invalid type stats");
+			} else if (s->value_var && v) {
+				infer(tc, s->value_var, v->type);
+				if (v->type == T_UNKNOWN && s->value_var->type != T_UNKNOWN)
+					var_type(tc, v, s->value_var->type, s->value_var->tok);
 			}
 		}
 		infer(tc, s->limit, T_LONG);
@@ -577,13 +608,11 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 static void init_decl_types(struct elab *c)
 {
 	struct functiondecl *fd;
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
-	{
+	vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 		if (fd->type != T_UNKNOWN && !fd->type_tok)
 			fd->type_tok = fd->tok;
 		struct vardecl *f;
-		vec_foreach(struct vardecl *, f, &fd->formals)
-		{
+		vec_foreach (struct vardecl *, f, &fd->formals) {
 			f->arity = 0;
 			if (f->type != T_UNKNOWN && !f->type_tok)
 				f->type_tok = f->tok;
@@ -593,28 +622,26 @@ static void init_decl_types(struct elab *c)
 
 static void walk_all(struct elab *c)
 {
-	struct tctx tc = { c, NULL, NULL, NULL, 0 };
+	struct tctx tc = {c, NULL, NULL, NULL, 0};
 	struct functiondecl *fd;
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
-	{
+	vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 		tc.fn = fd;
 		tc.abort = 0;
 		infer_stmt(&tc, fd->body);
 	}
 	tc.fn = NULL;
 	struct probe *p;
-	vec_foreach(struct probe *, p, &c->bodies)
-	{
+	vec_foreach (struct probe *, p, &c->bodies) {
 		tc.dp_pp = NULL;
 		struct derived_probe *d;
-		vec_foreach(struct derived_probe *, d, &c->s->probes)
+		vec_foreach (struct derived_probe *, d, &c->s->probes)
 			if (d->probe == p && !tc.dp_pp)
 				tc.dp_pp = d->pp;
 		tc.abort = 0;
 		infer_stmt(&tc, p->body);
 	}
 	struct derived_probe *dp;
-	vec_foreach(struct derived_probe *, dp, &c->s->probes)
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
 		if (dp->point->condition) {
 			tc.abort = 0;
 			infer(&tc, dp->point->condition, T_LONG);
@@ -624,20 +651,18 @@ static void walk_all(struct elab *c)
 static void check_decls(struct elab *c)
 {
 	struct vardecl *v;
-	vec_foreach(struct vardecl *, v, &c->s->globals)
-	{
+	vec_foreach (struct vardecl *, v, &c->s->globals) {
 		if (v->type == T_UNKNOWN)
 			elab_error(c, v->tok, "unresolved type ");
 		if (v->arity < 0)
 			v->arity = 0;
 	}
 	struct functiondecl *fd;
-	vec_foreach(struct functiondecl *, fd, &c->s->functions)
-	{
+	vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 		if (fd->body && fd->body->kind == S_EMBEDDED)
 			continue;
 		struct vardecl *f;
-		vec_foreach(struct vardecl *, f, &fd->formals)
+		vec_foreach (struct vardecl *, f, &fd->formals)
 			if (f->type == T_UNKNOWN)
 				elab_error(c, f->tok, "unresolved type ");
 	}
@@ -645,11 +670,17 @@ static void check_decls(struct elab *c)
 
 void elab_infer_types(struct elab *c)
 {
+	reported.n = 0;
 	/* Collect the bodies again: elision may have removed probes. */
 	init_decl_types(c);
 	for (int round = 0; round < 100; round++) {
 		c->changed = 0;
 		walk_all(c);
+		if (c->changed)
+			continue;
+		c->context_calls = 1;
+		walk_all(c);
+		c->context_calls = 0;
 		if (!c->changed)
 			break;
 	}

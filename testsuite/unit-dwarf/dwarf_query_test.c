@@ -150,9 +150,9 @@ static void test_patterns(void)
 	dw_check("pattern wa?k", count(m, "wa?k", DWQ_FUNCTION, 0) == 1, NULL);
 	dw_check("pattern [am]* (add main marks)", count(m, "[am]*", DWQ_CALL, 0) == 3, "%zu",
 		 count(m, "[am]*", DWQ_CALL, 0));
-	dw_check("pattern *@target.c (5 + inline twice)", count(m, "*@target.c", DWQ_FUNCTION, 0) == 6,
+	dw_check("pattern *@target.c (6 + inline twice)", count(m, "*@target.c", DWQ_FUNCTION, 0) == 7,
 		 "%zu", count(m, "*@target.c", DWQ_FUNCTION, 0));
-	dw_check("pattern *@*/unit-dwarf/target.c", count(m, "*@*/unit-dwarf/target.c", DWQ_CALL, 0) == 5,
+	dw_check("pattern *@*/unit-dwarf/target.c", count(m, "*@*/unit-dwarf/target.c", DWQ_CALL, 0) == 6,
 		 NULL);
 	decl = dw_marker_line(src_target, "add_decl");
 	snprintf(spec, sizeof spec, "add@target.c:%d", decl);
@@ -243,6 +243,27 @@ static void test_library_module(void)
 			     nm_addr(obj("libdwtest.so"), "", "lib_entry"));
 	f = find(&fs, "lib_hidden", 0);
 	dw_check("lib: static lib_hidden not exported", f && !f->exported, NULL);
+	dwq_funcs_free(&fs);
+	dwq_close(m);
+}
+
+/* Debug info in a separate file found through .gnu_debuglink (next to
+ * the binary), as for distribution -dbg packages. */
+static void test_debuglink(void)
+{
+	struct dwq_mod *m = open_or_fail(obj("t_sep"));
+	struct dwq_funcs fs;
+	char err[DWQ_ERRLEN];
+
+	if (!m)
+		return;
+	dw_check("debuglink: has dwarf from t_sep.debug", dwq_has_dwarf(m), NULL);
+	dwq_functions(m, "walk", DWQ_CALL, DWQ_PROLOGUE_AUTO, 0, &fs, err, sizeof err);
+	dw_check("debuglink: walk with its source file", fs.n == 1 && fs.v[0].decl_file &&
+							       !strcmp(fs.v[0].decl_file, src_target),
+		 NULL);
+	if (fs.n == 1)
+		dw_check_u64("debuglink: walk entry = nm", fs.v[0].entry, nm_addr(obj("t_sep"), "", "walk"));
 	dwq_funcs_free(&fs);
 	dwq_close(m);
 }
@@ -358,6 +379,25 @@ static void test_find_library(void)
 	free(p);
 }
 
+static void test_find_executable(void)
+{
+	char err[DWQ_ERRLEN], real[PATH_MAX];
+	char *p, *ls = dw_cmd("command -v ls | xargs readlink -f");
+
+	ls[strcspn(ls, "\n")] = '\0';
+	p = dwq_find_executable("ls", err, sizeof err);
+	dw_check_str("process(\"ls\") found on $PATH", p, ls);
+	free(p);
+	free(ls);
+	realpath(obj("t_O0"), real);
+	p = dwq_find_executable(obj("t_O0"), err, sizeof err);
+	dw_check_str("process(\"/path/t_O0\")", p, real);
+	free(p);
+	p = dwq_find_executable("nosuch-exe-h8", err, sizeof err);
+	dw_check("process(\"nosuch\"): error", !p && strstr(err, "cannot find executable"), "%s", err);
+	free(p);
+}
+
 static void test_debuginfo_by_build_id(void)
 {
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
@@ -406,6 +446,64 @@ static void test_cxx(void)
 			     nm_addr(obj("sym_target"), "", "_ZN4demo6level2Ei"));
 	dwq_funcs_free(&fs);
 	dw_check("c++: level2 by plain name", count(m, "level2", DWQ_CALL, 0) == 1, NULL);
+	dwq_close(m);
+}
+
+/* Specs: what parses, what does not (never a crash). */
+static void test_specs(void)
+{
+	static const struct {
+		const char *spec;
+		int ok;
+		const char *func, *file;
+		int l0, l1, any;
+	} cases[] = {
+		{"main", 1, "main", NULL, 0, 0, 0},
+		{"main@a.c", 1, "main", "a.c", 0, 0, 0},
+		{"main@a.c:12", 1, "main", "a.c", 12, 12, 0},
+		{"*@src/a.c:3-9", 1, "*", "src/a.c", 3, 9, 0},
+		{"f@a.c:*", 1, "f", "a.c", 0, 0, 1},
+		{"ns::f@a.cc:4", 1, "ns::f", "a.cc", 4, 4, 0},
+		{"@", 1, "", "", 0, 0, 0},
+		{"f@a.c:", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:x", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:9-3", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:-1", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:99999999999", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:3x", 0, NULL, NULL, 0, 0, 0},
+	};
+	char name[128], err[DWQ_ERRLEN];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct dwq_spec sp;
+		int rc = dwq_parse_spec(cases[i].spec, &sp, err, sizeof err);
+
+		snprintf(name, sizeof name, "spec '%s' %s", cases[i].spec, cases[i].ok ? "parses" : "is malformed");
+		if (!cases[i].ok) {
+			dw_check(name, rc < 0 && strstr(err, "malformed specification"), "%s", err);
+			continue;
+		}
+		dw_check(name, rc == 0 && !strcmp(sp.func, cases[i].func) &&
+				       (cases[i].file ? sp.file && !strcmp(sp.file, cases[i].file) : !sp.file) &&
+				       sp.line0 == cases[i].l0 && sp.line1 == cases[i].l1 &&
+				       sp.line_any == cases[i].any,
+			 NULL);
+		dwq_spec_free(&sp);
+	}
+}
+
+static void test_bad_files(void)
+{
+	char err[DWQ_ERRLEN];
+	struct dwq_mod *m = dwq_open("/nonexistent/a.out", err, sizeof err);
+
+	dw_check("open a missing file: error", !m && strstr(err, "/nonexistent/a.out"), "%s", err);
+	m = dwq_open("/etc/passwd", err, sizeof err);
+	dw_check("open a text file: error", !m && strstr(err, "cannot read ELF file /etc/passwd"), "%s",
+		 err);
+	dwq_close(m);
+	m = dwq_open("/etc", err, sizeof err);
+	dw_check("open a directory: error", !m, NULL);
 	dwq_close(m);
 }
 
@@ -458,7 +556,7 @@ static void test_listing(void)
 	dw_check("-l _start (no debuginfo) line", has_line(&l, want), "missing %s", want);
 	for (size_t i = 1; i < l.n; i++)
 		sorted &= strcmp(l.v[i - 1], l.v[i]) < 0;
-	dw_check("-l lines sorted and unique", sorted && l.n == 13, "n=%zu", l.n);
+	dw_check("-l lines sorted and unique", sorted && l.n == 14, "n=%zu", l.n);
 	dwl_lines_free(&l);
 
 	dwl_functions(m, real, NULL, "main", DWQ_CALL, 0, "", 1, &l, err, sizeof err);
@@ -469,6 +567,18 @@ static void test_listing(void)
 		 l.n ? l.v[0] : "", want);
 	dwl_lines_free(&l);
 
+	{
+		struct dwq_funcs fs;
+		char *pp;
+
+		dwq_functions(m, "walk", DWQ_CALL, DWQ_PROLOGUE_AUTO, 0, &fs, err, sizeof err);
+		pp = fs.n == 1 ? dwl_function_pp(real, NULL, &fs.v[0], ".call") : NULL;
+		snprintf(want, sizeof want, "process(\"%s\").function(\"walk@%s:%d\").call", real,
+			 src_target, dw_marker_line(src_target, "walk_decl"));
+		dw_check_str("pp() of a function probe", pp, want);
+		free(pp);
+		dwq_funcs_free(&fs);
+	}
 	dwl_functions(m, real, NULL, "say", DWQ_CALL, 0, ".return", 1, &l, err, sizeof err);
 	snprintf(want, sizeof want,
 		 "process(\"%s\").function(\"say@%s:%d\").return $return:size_t $s:char const*", real,
@@ -481,6 +591,11 @@ static void test_listing(void)
 	snprintf(want, sizeof want, "process(\"%s\").mark(\"three\") $arg1:long $arg2:long $arg3:long",
 		 real);
 	dw_check("-L mark three", l.n == 3 && has_line(&l, want), "n=%zu", l.n);
+	dwl_lines_free(&l);
+	dwl_marks(real, real, NULL, "targ*", "g*", 0, &l, err, sizeof err);
+	snprintf(want, sizeof want, "process(\"%s\").provider(\"target\").mark(\"guarded\")", real);
+	dw_check("-l provider(\"targ*\").mark(\"g*\")", l.n == 1 && !strcmp(l.v[0], want), "got %s",
+		 l.n ? l.v[0] : "");
 	dwl_lines_free(&l);
 
 	dwl_plts(m, real, NULL, "*", &l, err, sizeof err);
@@ -529,16 +644,22 @@ int main(int argc, char **argv)
 	test_entries("t_O0", 0);
 	test_entries("t_O2", 1);
 	test_nopie();
+	test_entries("t_dw4", 0);
+	test_debuglink();
 	test_patterns();
 	test_nodebug();
 	test_library_module();
 	test_statements();
 	test_plt("t_O0");
 	test_plt("t_nopie");
+	test_plt("t_ibt");
 	test_find_library();
+	test_find_executable();
 	test_debuginfo_by_build_id();
 	test_cxx();
 	test_python();
+	test_bad_files();
+	test_specs();
 	test_listing();
 	return dw_failures ? 1 : 0;
 }

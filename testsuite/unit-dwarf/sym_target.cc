@@ -63,6 +63,15 @@ int main(int argc, char **argv)
 	static const int vals[] = {1, 2, 3};
 
 	level1(hot_cold(argc, vals));
+	/* Replace the library with another (usually at the same address),
+	 * then stop again. */
+	if (h && argc > 2) {
+		dlclose(h);
+		h = dlopen(argv[2], RTLD_NOW);
+		if (h)
+			printf("lib2_entry %p\n", dlsym(h, "lib2_entry"));
+		stop_here();
+	}
 	free(heap);
 	return 0;
 }

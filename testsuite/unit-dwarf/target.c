@@ -15,6 +15,21 @@ struct point {
 
 typedef struct point point_t;
 
+enum color { RED, GREEN = 5, BLUE };
+
+struct shape {
+	unsigned int kind : 3;
+	unsigned int big : 1;
+	int delta : 12;
+	union {
+		int i;
+		float f;
+	} u;
+	enum color color;
+	_Bool on;
+	struct point pts[2];
+};
+
 /* SDT semaphores, as dtrace -G would define them. */
 unsigned short target_three_semaphore __attribute__((section(".probes"))) = 0;
 unsigned short target_guarded_semaphore __attribute__((section(".probes"))) = 0;
@@ -34,13 +49,13 @@ __attribute__((noinline)) int add(int a, int b) /* @L add_decl */
 	return twice(sum);
 }
 
-__attribute__((noinline)) long walk(point_t *p, unsigned long limit)
+__attribute__((noinline)) long walk(point_t *p, unsigned long limit) /* @L walk_decl */
 {
 	long total = 0; /* @L walk_body */
 	char c = 'w';
 
 	for (unsigned long i = 0; p && i < limit; i++, p = p->next)
-		total += p->x + p->y + c; /* @L walk_loop */
+		total += p->x + p->y + c + p->label[0] + p->tag[2]; /* @L walk_loop */
 	return total;
 }
 
@@ -58,6 +73,13 @@ __attribute__((noinline)) void marks(int n, long big, const char *s)
 	DTRACE_PROBE(target, zero);
 }
 
+__attribute__((noinline)) int shapes(struct shape *s, int n)
+{
+	/* reads every member, so -O2 stores them all */
+	return (int)s->kind + (int)s->big + s->delta + s->u.i + (int)s->color + s->on + s->pts[1].y +
+	       s->pts[0].x + n;
+}
+
 int main(int argc, char **argv) /* @L main_decl */
 {
 	point_t b = {3, 4, "b", NULL, {1, 2, 3, 4}}; /* @L main_body */
@@ -67,6 +89,12 @@ int main(int argc, char **argv) /* @L main_decl */
 	r = walk(&a, 10) + add(argc, 2);
 	say(argc > 1 ? argv[1] : greeting);
 	marks(argc, r, greeting);
+	{
+		struct shape sh = {.kind = 5, .big = 1, .delta = -7, .u.i = 42, .color = BLUE, .on = 1,
+				   .pts = {{10, 20, "p0", NULL, {0}}, {30, 40, "p1", NULL, {0}}}};
+
+		global_counter += shapes(&sh, 1);
+	}
 	global_counter += (int)r;
 	return (int)(r & 0) + (global_counter == 0);
 }

@@ -19,6 +19,16 @@
  *             stopped), print "detached", "code identical", "not stopped",
  *             and let it finish (or SIGTERM it with -X)
  *   -i N      at the N-th hit, SIGINT ourselves (the loop then detaches)
+ *   -K N      at the N-th hit, SIGKILL the target from inside the handler
+ *             (then keep using the thread's context: errors, no crash)
+ *   -R N      after N hits, remove every probe (threads running), print
+ *             "removed" and let the target run to its end
+ *   -A        entry and return probes on every function of the program
+ *             (prints "all functions probed" when some were)
+ *   -P        with -X: stop the target with SIGSTOP before attaching
+ *   -p PID    attach to PID (not started by us); no command needed
+ *   -t MS     detach after MS milliseconds; then print "state C" (the
+ *             state letter of PID's main thread in /proc/PID/stat)
  *   -B        print the blockstep self-test result and exit
  *   -v        engine debug messages
  * The target's own output goes to stdout before ours (it is flushed when
@@ -39,8 +49,8 @@
 
 struct sym {
 	const char *name;
-	int ret;            /* with return probe */
-	int step;           /* 0, or _STP_PT_STEP_INSN / _BLOCK */
+	int ret;  /* with return probe */
+	int step; /* 0, or _STP_PT_STEP_INSN / _BLOCK */
 	uint64_t hits, returns, retsum, steps;
 };
 
@@ -50,9 +60,19 @@ static volatile sig_atomic_t got_sigint;
 static uint64_t total_hits, detach_after, sigint_after;
 static struct _stp_pt_session *S;
 static int failures;
+static pid_t attach_pid;
+static int detach_ms, stop_first;
+static uint64_t remove_after, kill_after;
+static struct _stp_pt_probe *placed[64];
+static struct _stp_pt_proc *placed_in[64];
+static int nplaced;
 
 /* ---- ELF: a function's address in the running process ---- */
 
+static void (*each_fn)(const char *name, uint64_t value, void *arg);
+static void *each_arg;
+
+/* Find function `name` (or with name NULL, call each_fn for every one). */
 static int elf_lookup(const char *path, const char *name, uint64_t *value, int *is_dyn,
 		      uint64_t *first_vaddr)
 {
@@ -84,7 +104,8 @@ static int elf_lookup(const char *path, const char *name, uint64_t *value, int *
 	while (!found && (scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		d = elf_getdata(scn, NULL);
 		for (size_t i = 0; d && sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
@@ -94,7 +115,12 @@ static int elf_lookup(const char *path, const char *name, uint64_t *value, int *
 			    !s.st_value)
 				continue;
 			n = elf_strptr(e, sh.sh_link, s.st_name);
-			if (n && strcmp(n, name) == 0) {
+			if (n && !name && sh.sh_type == SHT_SYMTAB) {
+				if (each_fn)
+					each_fn(n, s.st_value, each_arg);
+				continue;
+			}
+			if (n && name && strcmp(n, name) == 0) {
 				*value = s.st_value;
 				found = 1;
 				break;
@@ -103,7 +129,7 @@ static int elf_lookup(const char *path, const char *name, uint64_t *value, int *
 	}
 	elf_end(e);
 	close(fd);
-	return found ? 0 : -1;
+	return found || !name ? 0 : -1;
 }
 
 /* Where the main executable of pid is loaded (its offset-0 mapping). */
@@ -131,22 +157,77 @@ static uint64_t exe_base(pid_t pid, const char *exe)
 	return base;
 }
 
+static uint64_t bias;
+
+/* A thread of pid whose /proc entries show the process's memory (not a
+ * zombie leader, whose exe and maps are empty). */
+static pid_t live_task(pid_t pid)
+{
+	char path[96], exe[16];
+	FILE *ls;
+	pid_t found = pid;
+
+	snprintf(path, sizeof path, "ls /proc/%d/task 2>/dev/null", (int)pid);
+	if (!(ls = popen(path, "r")))
+		return pid;
+	while (fgets(exe, sizeof exe, ls)) {
+		char link[64], buf[8];
+		int tid = atoi(exe);
+		snprintf(link, sizeof link, "/proc/%d/task/%d/exe", (int)pid, tid);
+		if (readlink(link, buf, sizeof buf) > 0) {
+			found = tid;
+			break;
+		}
+	}
+	pclose(ls);
+	return found;
+}
+
 static int sym_addr(pid_t pid, const char *name, uint64_t *addr)
 {
 	char link[64], exe[4096];
-	uint64_t v, first;
+	uint64_t v = 0, first;
 	int dyn;
 	ssize_t n;
 
 	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
 	n = readlink(link, exe, sizeof exe - 1);
+	if (n <= 0) {
+		pid = live_task(pid);
+		snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+		n = readlink(link, exe, sizeof exe - 1);
+	}
 	if (n <= 0)
 		return -1;
 	exe[n] = 0;
+	void (*fn)(const char *, uint64_t, void *) = each_fn;
+	each_fn = NULL;
+	if (elf_lookup(exe, NULL, &v, &dyn, &first) < 0) /* for the bias only */
+		return -1;
+	bias = dyn ? exe_base(pid, exe) - first : 0;
+	each_fn = fn;
+	if (!name)
+		return fn ? elf_lookup(exe, NULL, &v, &dyn, &first) : 0;
 	if (elf_lookup(exe, name, &v, &dyn, &first) < 0)
 		return -1;
-	*addr = dyn ? exe_base(pid, exe) - first + v : v;
+	*addr = bias + v;
 	return 0;
+}
+
+static int on_entry_all(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);
+static int on_return_all(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);
+static int all_functions, all_placed;
+static struct sym all_sym = {"*", 1, 0, 0, 0, 0, 0};
+
+static void place_one(const char *name, uint64_t value, void *arg)
+{
+	struct _stp_pt_proc *p = arg;
+	int rc = _stp_pt_probe_add(p, bias + value, on_entry_all, on_return_all, &all_sym, NULL);
+
+	if (rc == 0)
+		all_placed++;
+	else if (rc != -ENOTSUP) /* a few first instructions cannot be moved */
+		printf("FAIL: probe %s: %s\n", name, strerror(-rc));
 }
 
 /* ---- handlers ---- */
@@ -177,7 +258,8 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 	if (_stp_pt_get_regs(t, &r) < 0 || _stp_pt_read(t, r.rsp, &ra, 8) < 0)
 		return -EFAULT;
 	if (_stp_pt_probe_point(t) != r.rip) {
-		printf("FAIL: probe point %#lx != rip %#llx\n", (long)_stp_pt_probe_point(t), r.rip);
+		printf("FAIL: probe point %#lx != rip %#llx\n", (long)_stp_pt_probe_point(t),
+		       r.rip);
 		failures++;
 	}
 	if (s->ret && _stp_pt_frame_data(t))
@@ -190,6 +272,14 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 	}
 	if (sigint_after && total_hits == sigint_after)
 		kill(getpid(), SIGINT);
+	if (kill_after && total_hits == kill_after) {
+		uint64_t v;
+		kill(_stp_pt_pid(t), SIGKILL);
+		usleep(10000);
+		/* the context may or may not still answer; it must not crash */
+		(void)_stp_pt_read(t, r.rsp, &v, 8);
+		(void)_stp_pt_get_regs(t, &r);
+	}
 	return 0;
 }
 
@@ -210,19 +300,56 @@ static int on_return(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *da
 	return 0;
 }
 
+static int on_entry_all(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct user_regs_struct r;
+
+	(void)p;
+	((struct sym *)data)->hits++;
+	if (_stp_pt_get_regs(t, &r) == 0 && _stp_pt_frame_data(t))
+		*_stp_pt_frame_data(t) = r.rsp;
+	return 0;
+}
+
+static int on_return_all(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct user_regs_struct r;
+
+	(void)p;
+	((struct sym *)data)->returns++;
+	if (_stp_pt_get_regs(t, &r) < 0 || *_stp_pt_frame_data(t) + 8 != r.rsp) {
+		printf("FAIL: return frame mismatch\n");
+		failures++;
+	}
+	return 0;
+}
+
 static void place(struct _stp_pt_thread *t)
 {
 	struct _stp_pt_proc *p = _stp_pt_thread_proc(t);
+
+	if (all_functions) {
+		each_fn = place_one;
+		each_arg = p;
+		sym_addr(_stp_pt_pid(t), NULL, NULL);
+		each_fn = NULL;
+	}
 
 	for (int i = 0; i < nsyms; i++) {
 		uint64_t a;
 		int rc;
 		if (sym_addr(_stp_pt_pid(t), syms[i].name, &a) < 0)
 			continue; /* not in this program (e.g. the shell) */
+		struct _stp_pt_probe *pr = NULL;
 		rc = _stp_pt_probe_add(p, a, on_entry, syms[i].ret ? on_return : NULL, &syms[i],
-				       NULL);
+				       &pr);
+		if (rc == 0 && nplaced < 64) {
+			placed_in[nplaced] = p;
+			placed[nplaced++] = pr;
+		}
 		if (rc < 0) {
-			printf("FAIL: probe %s at %#lx: %s\n", syms[i].name, (long)a, strerror(-rc));
+			printf("FAIL: probe %s at %#lx: %s\n", syms[i].name, (long)a,
+			       strerror(-rc));
 			failures++;
 		}
 	}
@@ -267,6 +394,7 @@ static unsigned char *read_code(pid_t pid, size_t *len)
 	int fd;
 
 	*len = 0;
+	pid = live_task(pid);
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "r")))
 		return NULL;
@@ -325,6 +453,19 @@ static int any_stopped(pid_t pid)
 	return stopped;
 }
 
+static char thread_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return '?';
+	p = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] ? p[2] : '?';
+}
+
 static void report(void)
 {
 	for (int i = 0; i < nsyms; i++) {
@@ -333,7 +474,8 @@ static void report(void)
 			       (unsigned long long)syms[i].steps);
 		else if (syms[i].ret)
 			printf("probe %s hits=%llu returns=%llu retsum=%llu\n", syms[i].name,
-			       (unsigned long long)syms[i].hits, (unsigned long long)syms[i].returns,
+			       (unsigned long long)syms[i].hits,
+			       (unsigned long long)syms[i].returns,
 			       (unsigned long long)syms[i].retsum);
 		else
 			printf("probe %s hits=%llu\n", syms[i].name,
@@ -358,8 +500,11 @@ static pid_t start_untraced(char **argv)
 	pid = fork();
 	if (pid == 0) {
 		/* the target writes one byte on fd 3 when it is ready */
-		dup2(pfd[1], 3);
 		close(pfd[0]);
+		if (pfd[1] != 3) {
+			dup2(pfd[1], 3);
+			close(pfd[1]);
+		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -372,7 +517,7 @@ static pid_t start_untraced(char **argv)
 
 int main(int argc, char **argv)
 {
-	struct _stp_pt_callbacks cb = { 0 };
+	struct _stp_pt_callbacks cb = {0};
 	struct _stp_pt_proc *p = NULL;
 	struct sigaction sa;
 	int opt, options = 0, attach = 0, rc;
@@ -380,7 +525,7 @@ int main(int argc, char **argv)
 	size_t before_len = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBv")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:")) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'r':
@@ -390,24 +535,56 @@ int main(int argc, char **argv)
 				return 2;
 			syms[nsyms].name = optarg;
 			syms[nsyms].ret = opt == 'r';
-			syms[nsyms].step = opt == 's' ? _STP_PT_STEP_INSN
-				: opt == 'S'         ? _STP_PT_STEP_BLOCK
-						     : 0;
+			syms[nsyms].step = opt == 's'	? _STP_PT_STEP_INSN
+					   : opt == 'S' ? _STP_PT_STEP_BLOCK
+							: 0;
 			nsyms++;
 			break;
-		case 'F': options |= _STP_PT_FOLLOW_FORK; break;
-		case 'c': options |= _STP_PT_SHELL; break;
-		case 'd': detach_after = strtoull(optarg, NULL, 0); break;
-		case 'i': sigint_after = strtoull(optarg, NULL, 0); break;
-		case 'X': attach = 1; break;
+		case 'F':
+			options |= _STP_PT_FOLLOW_FORK;
+			break;
+		case 'A':
+			all_functions = 1;
+			break;
+		case 'p':
+			attach_pid = atoi(optarg);
+			attach = 1;
+			break;
+		case 't':
+			detach_ms = atoi(optarg);
+			break;
+		case 'P':
+			stop_first = 1;
+			break;
+		case 'R':
+			remove_after = strtoull(optarg, NULL, 0);
+			break;
+		case 'K':
+			kill_after = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			options |= _STP_PT_SHELL;
+			break;
+		case 'd':
+			detach_after = strtoull(optarg, NULL, 0);
+			break;
+		case 'i':
+			sigint_after = strtoull(optarg, NULL, 0);
+			break;
+		case 'X':
+			attach = 1;
+			break;
 		case 'B':
 			printf("blockstep honoured=%d\n", _stp_pt_blockstep_honoured());
 			return 0;
-		case 'v': _stp_pt_set_debug(1); break;
-		default: return 2;
+		case 'v':
+			_stp_pt_set_debug(1);
+			break;
+		default:
+			return 2;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc && !attach_pid) {
 		fprintf(stderr, "usage: pt-driver [options] -- command [args]\n");
 		return 2;
 	}
@@ -419,7 +596,12 @@ int main(int argc, char **argv)
 	cb.other_exit = cb_other_exit;
 	S = _stp_pt_session_new(&cb, NULL, options);
 	if (attach) {
-		main_pid = start_untraced(argv + optind);
+		main_pid = attach_pid ? attach_pid : start_untraced(argv + optind);
+		if (stop_first) {
+			kill(main_pid, SIGSTOP);
+			for (int i = 0; i < 500 && thread_state(main_pid) != 'T'; i++)
+				usleep(2000);
+		}
 		before = read_code(main_pid, &before_len);
 		rc = _stp_pt_attach(S, main_pid, &p);
 		if (rc == 0) {
@@ -443,12 +625,27 @@ int main(int argc, char **argv)
 	}
 	if (rc < 0) {
 		printf("FAIL: %s: %s\n", attach ? "attach" : "launch", strerror(-rc));
+		free(before);
+		if (attach && !attach_pid)
+			kill(main_pid, SIGKILL);
+		_stp_pt_session_free(S);
 		return 1;
 	}
 	_stp_pt_resume(p);
 	while (_stp_pt_active(S)) {
 		if (got_sigint || (detach_after && total_hits >= detach_after))
 			break;
+		if (remove_after && total_hits >= remove_after) {
+			for (int i = 0; i < nplaced; i++)
+				if (_stp_pt_probe_remove(placed_in[i], placed[i]) < 0)
+					printf("FAIL: remove\n");
+			printf("removed\n");
+			remove_after = 0;
+		}
+		if (detach_ms > 0) {
+			_stp_pt_wait(S, detach_ms);
+			break;
+		}
 		rc = _stp_pt_wait(S, -1);
 		if (rc < 0 && rc != -EINTR)
 			break;
@@ -459,27 +656,55 @@ int main(int argc, char **argv)
 		if (attach) {
 			size_t after_len;
 			unsigned char *after = read_code(main_pid, &after_len);
+			if (getenv("PT_DRIVER_DEBUG") && after && before) {
+				fprintf(stderr, "code: %zu bytes before, %zu after\n", before_len,
+					after_len);
+				for (size_t i = 0; i < before_len && i < after_len; i++)
+					if (before[i] != after[i]) {
+						fprintf(stderr,
+							"first difference at %zu: %02x -> %02x\n",
+							i, before[i], after[i]);
+						break;
+					}
+				char c[64];
+				snprintf(c, sizeof c, "cat /proc/%d/maps >&2", (int)main_pid);
+				if (system(c) != 0)
+					fprintf(stderr, "no maps\n");
+			}
 			printf("code %s\n", after && before && after_len == before_len &&
-							memcmp(before, after, after_len) == 0
+						    memcmp(before, after, after_len) == 0
 						? "identical"
 						: "CHANGED");
-			printf("%s\n", any_stopped(main_pid) ? "STOPPED" : "not stopped");
+			if (!attach_pid && !stop_first)
+				printf("%s\n", any_stopped(main_pid) ? "STOPPED" : "not stopped");
 			free(after);
-			kill(main_pid, SIGTERM);
+			if (detach_ms)
+				printf("state %c\n", thread_state(main_pid));
+			if (attach_pid) {
+				free(before);
+				report();
+				_stp_pt_session_free(S);
+				return failures ? 1 : 0;
+			}
+			kill(main_pid, stop_first ? SIGKILL : SIGTERM);
 		}
 		/* the target is still our child: wait for it */
 		if (waitpid(main_pid, &main_status, 0) < 0)
 			main_status = -1;
 	}
 	free(before);
+	if (all_functions && all_placed > 0)
+		printf("all functions probed\n");
 	report();
 	{
 		struct _stp_pt_stats st;
 		_stp_pt_get_stats(S, &st);
-		fprintf(stderr, "stats: stops=%llu hits=%llu returns=%llu emulated=%llu ool=%llu errors=%llu\n",
-			(unsigned long long)st.stops, (unsigned long long)st.hits,
-			(unsigned long long)st.returns, (unsigned long long)st.emulated,
-			(unsigned long long)st.stepped, (unsigned long long)st.errors);
+		fprintf(
+		    stderr,
+		    "stats: stops=%llu hits=%llu returns=%llu emulated=%llu ool=%llu errors=%llu\n",
+		    (unsigned long long)st.stops, (unsigned long long)st.hits,
+		    (unsigned long long)st.returns, (unsigned long long)st.emulated,
+		    (unsigned long long)st.stepped, (unsigned long long)st.errors);
 	}
 	_stp_pt_session_free(S);
 	return failures ? 1 : 0;

@@ -5,7 +5,13 @@
  *   t-calls segv CALLS           crash with SIGSEGV after CALLS calls
  *   t-calls signals CALLS        a SIGUSR1 handler counts signals raised
  *                                inside work(); SIGSTOP/SIGCONT to itself
- *   t-calls step                 call steps10() (10 instructions) once
+ *   t-calls leader-exit CALLS    the main thread ends (pthread_exit) while
+ *                                two threads call work() CALLS times each
+ *   t-calls spin-noleader N      spin, with the main thread gone
+ *   t-calls step                 call steps10() (10 instructions) twice
+ *   t-calls churn ROUNDS         threads come and go: each round starts 4
+ *                                threads calling work() 10 times each
+ *                                (ROUNDS 0: forever, "ready" on fd 3)
  * It prints the lines the test driver must print ("expect: ..."). */
 #include <pthread.h>
 #include <signal.h>
@@ -59,13 +65,23 @@ int main(int argc, char **argv)
 	int nthreads = 1;
 	pthread_t tids[64];
 
-	if (argc == 3 && strcmp(argv[1], "spin") == 0) {
+	if (argc == 3 && strcmp(argv[1], "leader-exit") == 0) {
+		calls = atoi(argv[2]);
+		printf("expect: probe work hits=%d\n", 2 * calls);
+		fflush(stdout);
+		for (int i = 0; i < 2; i++)
+			pthread_create(&tids[i], NULL, thread, NULL);
+		pthread_exit(NULL);
+	}
+	if (argc == 3 && (strcmp(argv[1], "spin") == 0 || strcmp(argv[1], "spin-noleader") == 0)) {
 		nthreads = atoi(argv[2]);
 		for (int i = 0; i < nthreads; i++)
 			pthread_create(&tids[i], NULL, thread, (void *)1L);
 		usleep(20000);
 		if (write(3, "r", 1) != 1)
 			perror("ready");
+		if (strcmp(argv[1], "spin-noleader") == 0)
+			pthread_exit(NULL);
 		for (;;)
 			pause();
 	}
@@ -85,9 +101,33 @@ int main(int argc, char **argv)
 			work(i);
 			raise(SIGUSR1);
 		}
-		raise(SIGSTOP); /* resumed by the child below */
+		pid_t waker = fork();
+		if (waker == 0) {
+			/* let the parent stop (SIGSTOP must stop it, traced or
+			 * not), then continue it */
+			usleep(100000);
+			kill(getppid(), SIGCONT);
+			_exit(0);
+		}
+		raise(SIGSTOP);
+		waitpid(waker, NULL, 0);
 		printf("usr1=%d\n", (int)usr1);
 		printf("expect: probe work hits=%d\n", calls);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "churn") == 0) {
+		int rounds = atoi(argv[2]);
+		calls = 10;
+		for (int r = 0; rounds == 0 || r < rounds; r++) {
+			for (int i = 0; i < 4; i++)
+				pthread_create(&tids[i], NULL, thread, NULL);
+			for (int i = 0; i < 4; i++)
+				pthread_join(tids[i], NULL);
+			if (rounds == 0 && r == 10 && write(3, "r", 1) != 1)
+				perror("ready");
+		}
+		printf("expect: probe work hits=%d\n", rounds * 4 * 10);
+		printf("expect: probe bump hits=%d\n", rounds * 4 * 10);
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "step") == 0) {

@@ -69,6 +69,7 @@ static void b_div0(struct _stp_context *c)
 	c->last_stmt = "operator '/' at <input>:1:49";
 	_stp_div64(c, 1, 0);
 }
+static void b_quit(struct _stp_context *c) { _stp_exit(c); }
 static void b_abort(struct _stp_context *c) { say(c, "abort "); _stp_abort(c); }
 static void t_count(struct _stp_context *c)
 {
@@ -97,21 +98,25 @@ static void b_warn(struct _stp_context *c) { _stp_warn(c, "careful"); }
 
 MODULE(m_order, PROBE(STP_PROBE_END, e_end, 0), PROBE(STP_PROBE_BEGIN, b_a, 0),
        PROBE(STP_PROBE_BEGIN, b_b, 0), PROBE(STP_PROBE_BEGIN, b_first, -5),
-       PROBE(STP_PROBE_ERROR, e_error, 0));
+       PROBE(STP_PROBE_ERROR, e_error, 0), PROBE(STP_PROBE_BEGIN, b_quit, 100));
 MODULE(m_exit, PROBE(STP_PROBE_BEGIN, b_exit, 0), PROBE(STP_PROBE_BEGIN, b_a, 1),
        PROBE(STP_PROBE_END, e_end, 0), TIMER(t_count, 1000000));
 MODULE(m_err, PROBE(STP_PROBE_BEGIN, b_div0, 0), PROBE(STP_PROBE_BEGIN, b_a, 1),
        PROBE(STP_PROBE_END, e_end, 0), PROBE(STP_PROBE_ERROR, e_error, 0));
-MODULE(m_enderr, PROBE(STP_PROBE_END, b_div0, 0), PROBE(STP_PROBE_END, e_end2, 1),
+MODULE(m_enderr, PROBE(STP_PROBE_BEGIN, b_quit, 0), PROBE(STP_PROBE_END, b_div0, 0),
+       PROBE(STP_PROBE_END, e_end2, 1),
        PROBE(STP_PROBE_ERROR, e_error, 0));
 MODULE(m_abort, PROBE(STP_PROBE_BEGIN, b_abort, 0), PROBE(STP_PROBE_BEGIN, b_a, 1),
        PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_timer, TIMER(t_count, 2000000), PROBE(STP_PROBE_END, e_end, 0));
+MODULE(m_random, { STP_PROBE_TIMER, t_count, "timer.ms(2).randomize(1)", "x.stp:1:1", 0, 2000000,
+		   1000000 },
+       PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_idle, PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_sigint, TIMER(t_sigint, 1000000), PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_target, PROBE(STP_PROBE_BEGIN, b_target, 0), PROBE(STP_PROBE_END, e_end, 0));
-MODULE(m_big, PROBE(STP_PROBE_BEGIN, b_big, 0));
-MODULE(m_warn, PROBE(STP_PROBE_BEGIN, b_warn, 0));
+MODULE(m_big, PROBE(STP_PROBE_BEGIN, b_big, 0), PROBE(STP_PROBE_BEGIN, b_quit, 1));
+MODULE(m_warn, PROBE(STP_PROBE_BEGIN, b_warn, 0), PROBE(STP_PROBE_BEGIN, b_quit, 1));
 static const struct _stp_probe m_maxerr_probes[] = { TIMER(t_err, 1000000),
 						     PROBE(STP_PROBE_END, e_end, 0) };
 static const struct _stp_module m_maxerr = { STP_ABI_VERSION, "maxerr", m_maxerr_probes, 2,
@@ -157,6 +162,9 @@ int main(void)
 
 	rc = run(&m_timer, none);
 	unit_check_str("timer fires until exit()", out, "t1 t2 t3 end\n");
+
+	rc = run(&m_random, none);
+	unit_check_str("randomized timer fires until exit()", out, "t1 t2 t3 end\n");
 
 	rc = run(&m_maxerr, none);
 	unit_check_long("MAXERRORS=2 stops at the third error", counter, 3);

@@ -1,5 +1,5 @@
 /* A tiny harness for the runtime's unit tests: every check prints
- * "PASS: name" or "FAIL: name ..." on its own line; testsuite/
+ * "PASS: name" or "FAIL: name" (then an indented detail line); testsuite/
  * systemtap.unit/unit.exp turns those lines into DejaGnu results. The
  * exit status is 1 if any check failed. */
 #ifndef UNIT_H
@@ -18,7 +18,9 @@ static __attribute__((unused)) void unit_result(const char *name, int ok, const 
 	if (ok) {
 		printf("PASS: %s\n", name);
 	} else {
-		printf("FAIL: %s%s%s\n", name, detail ? ": " : "", detail ? detail : "");
+		printf("FAIL: %s\n", name);
+		if (detail)
+			printf("  %s\n", detail);
 		unit_failures++;
 	}
 }

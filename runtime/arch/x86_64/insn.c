@@ -19,22 +19,38 @@ enum { CF = 1 << 0, PF = 1 << 2, AF = 1 << 4, ZF = 1 << 6, SF = 1 << 7, OF = 1 <
 uint64_t *_stp_x86_reg(struct user_regs_struct *r, int n)
 {
 	switch (n) {
-	case 0: return (uint64_t *)&r->rax;
-	case 1: return (uint64_t *)&r->rcx;
-	case 2: return (uint64_t *)&r->rdx;
-	case 3: return (uint64_t *)&r->rbx;
-	case 4: return (uint64_t *)&r->rsp;
-	case 5: return (uint64_t *)&r->rbp;
-	case 6: return (uint64_t *)&r->rsi;
-	case 7: return (uint64_t *)&r->rdi;
-	case 8: return (uint64_t *)&r->r8;
-	case 9: return (uint64_t *)&r->r9;
-	case 10: return (uint64_t *)&r->r10;
-	case 11: return (uint64_t *)&r->r11;
-	case 12: return (uint64_t *)&r->r12;
-	case 13: return (uint64_t *)&r->r13;
-	case 14: return (uint64_t *)&r->r14;
-	case 15: return (uint64_t *)&r->r15;
+	case 0:
+		return (uint64_t *)&r->rax;
+	case 1:
+		return (uint64_t *)&r->rcx;
+	case 2:
+		return (uint64_t *)&r->rdx;
+	case 3:
+		return (uint64_t *)&r->rbx;
+	case 4:
+		return (uint64_t *)&r->rsp;
+	case 5:
+		return (uint64_t *)&r->rbp;
+	case 6:
+		return (uint64_t *)&r->rsi;
+	case 7:
+		return (uint64_t *)&r->rdi;
+	case 8:
+		return (uint64_t *)&r->r8;
+	case 9:
+		return (uint64_t *)&r->r9;
+	case 10:
+		return (uint64_t *)&r->r10;
+	case 11:
+		return (uint64_t *)&r->r11;
+	case 12:
+		return (uint64_t *)&r->r12;
+	case 13:
+		return (uint64_t *)&r->r13;
+	case 14:
+		return (uint64_t *)&r->r14;
+	case 15:
+		return (uint64_t *)&r->r15;
 	}
 	return NULL;
 }
@@ -44,10 +60,10 @@ uint64_t *_stp_x86_reg(struct user_regs_struct *r, int n)
 static int gpr(ZydisRegister reg, int *width)
 {
 	static const ZydisRegister r64[16] = {
-		ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RBX,
-		ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI,
-		ZYDIS_REGISTER_R8,  ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
-		ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R15,
+	    ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_RBX,
+	    ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI,
+	    ZYDIS_REGISTER_R8,	ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
+	    ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R15,
 	};
 	int w = ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg);
 	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
@@ -130,7 +146,8 @@ static void classify_emulated(struct _stp_x86_insn *in, const ZydisDecodedInstru
 			in->kind = STP_X86_MOV_RR;
 		} else if (ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
 			in->kind = STP_X86_MOV_RI;
-			in->imm = ops[1].imm.is_signed ? ops[1].imm.value.s : (int64_t)ops[1].imm.value.u;
+			in->imm =
+			    ops[1].imm.is_signed ? ops[1].imm.value.s : (int64_t)ops[1].imm.value.u;
 		}
 		return;
 	case ZYDIS_MNEMONIC_LEA:
@@ -147,12 +164,14 @@ static void classify_emulated(struct _stp_x86_insn *in, const ZydisDecodedInstru
 			in->kind = STP_X86_ADDSUB_RI;
 			in->width = (uint8_t)w;
 			in->is_sub = d->mnemonic == ZYDIS_MNEMONIC_SUB;
-			in->imm = ops[1].imm.is_signed ? ops[1].imm.value.s : (int64_t)ops[1].imm.value.u;
+			in->imm =
+			    ops[1].imm.is_signed ? ops[1].imm.value.s : (int64_t)ops[1].imm.value.u;
 		}
 		return;
 	case ZYDIS_MNEMONIC_XOR:
 		if (nv == 2 && is_reg(&ops[0]) && is_reg(&ops[1]) &&
-		    ops[0].reg.value == ops[1].reg.value && (in->dst = gpr(ops[0].reg.value, &w)) >= 0) {
+		    ops[0].reg.value == ops[1].reg.value &&
+		    (in->dst = gpr(ops[0].reg.value, &w)) >= 0) {
 			in->kind = STP_X86_XOR_SELF;
 			in->width = (uint8_t)w;
 		}
@@ -163,13 +182,14 @@ static void classify_emulated(struct _stp_x86_insn *in, const ZydisDecodedInstru
 		if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
 			in->kind = d->mnemonic == ZYDIS_MNEMONIC_CALL ? STP_X86_CALL : STP_X86_JMP;
 			in->target = addr + d->length + (uint64_t)ops[0].imm.value.s;
-		} else if (is_reg(&ops[0]) && (in->src = gpr(ops[0].reg.value, &w)) >= 0 && w == 8) {
-			in->kind = d->mnemonic == ZYDIS_MNEMONIC_CALL ? STP_X86_CALL_IND
-								      : STP_X86_JMP_IND;
+		} else if (is_reg(&ops[0]) && (in->src = gpr(ops[0].reg.value, &w)) >= 0 &&
+			   w == 8) {
+			in->kind =
+			    d->mnemonic == ZYDIS_MNEMONIC_CALL ? STP_X86_CALL_IND : STP_X86_JMP_IND;
 		} else if (ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[0].size == 64 &&
 			   mem_of(&ops[0], &in->mem) == 0) {
-			in->kind = d->mnemonic == ZYDIS_MNEMONIC_CALL ? STP_X86_CALL_IND
-								      : STP_X86_JMP_IND;
+			in->kind =
+			    d->mnemonic == ZYDIS_MNEMONIC_CALL ? STP_X86_CALL_IND : STP_X86_JMP_IND;
 			in->has_mem = 1;
 		}
 		return;
@@ -211,7 +231,8 @@ static void classify(struct _stp_x86_insn *in, const ZydisDecodedInstruction *d,
 	}
 	int riprel = 0;
 	for (int i = 0; i < d->operand_count; i++)
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.base == ZYDIS_REGISTER_RIP)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    ops[i].mem.base == ZYDIS_REGISTER_RIP)
 			riprel = 1;
 	if ((riprel && d->raw.disp.size != 32) ||
 	    (!riprel && (d->attributes & ZYDIS_ATTRIB_IS_RELATIVE))) {
@@ -285,14 +306,30 @@ static int cond_true(int cc, unsigned long long f)
 	int t;
 
 	switch (cc >> 1) {
-	case 0: t = of; break;            /* o */
-	case 1: t = cf; break;            /* b */
-	case 2: t = zf; break;            /* e */
-	case 3: t = cf || zf; break;      /* be */
-	case 4: t = sf; break;            /* s */
-	case 5: t = pf; break;            /* p */
-	case 6: t = sf != of; break;      /* l */
-	default: t = zf || sf != of; break; /* le */
+	case 0:
+		t = of;
+		break; /* o */
+	case 1:
+		t = cf;
+		break; /* b */
+	case 2:
+		t = zf;
+		break; /* e */
+	case 3:
+		t = cf || zf;
+		break; /* be */
+	case 4:
+		t = sf;
+		break; /* s */
+	case 5:
+		t = pf;
+		break; /* p */
+	case 6:
+		t = sf != of;
+		break; /* l */
+	default:
+		t = zf || sf != of;
+		break; /* le */
 	}
 	return (cc & 1) ? !t : t;
 }
@@ -355,7 +392,8 @@ int _stp_x86_emulate(const struct _stp_x86_insn *in, uint64_t addr, struct user_
 		break;
 	case STP_X86_XOR_SELF:
 		set_reg(r, in->dst, 0, in->width);
-		r->eflags = (r->eflags & ~(unsigned long long)(CF | PF | AF | ZF | SF | OF)) | ZF | PF;
+		r->eflags =
+		    (r->eflags & ~(unsigned long long)(CF | PF | AF | ZF | SF | OF)) | ZF | PF;
 		break;
 	case STP_X86_CALL:
 	case STP_X86_CALL_IND: {

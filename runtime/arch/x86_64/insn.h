@@ -10,22 +10,22 @@
 
 /* How a displaced instruction is executed. */
 enum _stp_x86_kind {
-	STP_X86_OOL,       /* copy to a scratch slot and single-step it */
-	STP_X86_REJECT,    /* neither: a probe here cannot be handled */
-	STP_X86_NOP,       /* nop, endbr64, ... */
-	STP_X86_PUSH,      /* push r64 / push imm */
-	STP_X86_POP,       /* pop r64 */
-	STP_X86_MOV_RR,    /* mov r64/r32, r64/r32 */
-	STP_X86_MOV_RI,    /* mov r64/r32, imm */
-	STP_X86_LEA,       /* lea r64/r32, mem */
+	STP_X86_OOL,	   /* copy to a scratch slot and single-step it */
+	STP_X86_REJECT,	   /* neither: a probe here cannot be handled */
+	STP_X86_NOP,	   /* nop, endbr64, ... */
+	STP_X86_PUSH,	   /* push r64 / push imm */
+	STP_X86_POP,	   /* pop r64 */
+	STP_X86_MOV_RR,	   /* mov r64/r32, r64/r32 */
+	STP_X86_MOV_RI,	   /* mov r64/r32, imm */
+	STP_X86_LEA,	   /* lea r64/r32, mem */
 	STP_X86_ADDSUB_RI, /* add/sub r64/r32, imm (flags computed) */
 	STP_X86_XOR_SELF,  /* xor r, r (zeroing) */
-	STP_X86_CALL,      /* call rel32 */
+	STP_X86_CALL,	   /* call rel32 */
 	STP_X86_CALL_IND,  /* call r64 / call [mem] */
-	STP_X86_JMP,       /* jmp rel */
+	STP_X86_JMP,	   /* jmp rel */
 	STP_X86_JMP_IND,   /* jmp r64 / jmp [mem] */
-	STP_X86_JCC,       /* jcc rel */
-	STP_X86_RET,       /* ret / ret imm16 */
+	STP_X86_JCC,	   /* jcc rel */
+	STP_X86_RET,	   /* ret / ret imm16 */
 };
 
 /* A memory operand: base/index are register numbers (0-15, -1 none,
@@ -41,18 +41,18 @@ struct _stp_x86_mem {
 struct _stp_x86_insn {
 	uint8_t bytes[16];
 	uint8_t len;
-	uint8_t kind;       /* enum _stp_x86_kind */
-	uint8_t width;      /* operand width in bytes (4 or 8) */
-	int8_t dst, src;    /* register numbers 0-15 (rax, rcx, rdx, rbx, rsp,
-			     * rbp, rsi, rdi, r8-r15), -1 when none */
-	uint8_t cond;       /* jcc condition code (low nibble of the opcode) */
-	uint8_t is_sub;     /* ADDSUB: 1 for sub */
-	uint8_t has_mem;    /* operand `mem` is used */
-	uint8_t disp_off;   /* OOL: offset of a RIP-relative disp32, 0 if none */
-	int64_t imm;        /* immediate, sign-extended where the insn does */
-	uint64_t target;    /* relative branches: absolute target */
+	uint8_t kind;	  /* enum _stp_x86_kind */
+	uint8_t width;	  /* operand width in bytes (4 or 8) */
+	int8_t dst, src;  /* register numbers 0-15 (rax, rcx, rdx, rbx, rsp,
+			   * rbp, rsi, rdi, r8-r15), -1 when none */
+	uint8_t cond;	  /* jcc condition code (low nibble of the opcode) */
+	uint8_t is_sub;	  /* ADDSUB: 1 for sub */
+	uint8_t has_mem;  /* operand `mem` is used */
+	uint8_t disp_off; /* OOL: offset of a RIP-relative disp32, 0 if none */
+	int64_t imm;	  /* immediate, sign-extended where the insn does */
+	uint64_t target;  /* relative branches: absolute target */
 	struct _stp_x86_mem mem;
-	char text[64];      /* disassembly, for messages */
+	char text[64]; /* disassembly, for messages */
 };
 
 /* Memory access for emulation (the engine's read/write of the target). */
