@@ -309,7 +309,7 @@ const struct _stp_stat *_stp_map_get_stat(const struct _stp_map *m, const struct
 
 int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v)
 {
-	struct entry *e = m ? lookup_or_add(c, m, keys) : NULL;
+	struct entry *e = m && m->vtype == STP_LONG ? lookup_or_add(c, m, keys) : NULL;
 
 	if (!e)
 		return -1;
@@ -319,7 +319,7 @@ int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _
 
 int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, const char *v)
 {
-	struct entry *e = m ? lookup_or_add(c, m, keys) : NULL;
+	struct entry *e = m && m->vtype == STP_STRING ? lookup_or_add(c, m, keys) : NULL;
 	char *s;
 
 	if (!e)
@@ -336,7 +336,7 @@ int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _s
 
 int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v)
 {
-	struct entry *e = m ? lookup_or_add(c, m, keys) : NULL;
+	struct entry *e = m && m->vtype == STP_STATS ? lookup_or_add(c, m, keys) : NULL;
 
 	if (!e)
 		return -1;

@@ -40,14 +40,17 @@ struct _stp_pt_bkpt *_stp_pt_bk_find(struct pt_mm *mm, uint64_t addr)
 }
 
 /* Put the int3 at bk (decoding the original instruction the first time). */
-static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
+static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk, int verify)
 {
 	uint8_t buf[16], cc = 0xcc;
 	size_t n = sizeof buf - 1;
 	int rc;
 
-	if (bk->live)
+	/* verify: the code may have been unmapped and other code mapped there
+	 * since (dlclose, dlopen), taking our int3 with it */
+	if (bk->live && (!verify || (_stp_pt_mm_read(mm, bk->addr, buf, 1) == 0 && buf[0] == 0xcc)))
 		return 0;
+	bk->live = 0;
 	/* do not read past the end of the page when the next is unmapped */
 	while ((rc = _stp_pt_mm_read(mm, bk->addr, buf, n)) < 0 && n > 1)
 		n = n > 8 ? 8 : n - 1;
@@ -55,8 +58,11 @@ static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
 		return rc;
 	if (buf[0] == 0xcc)
 		return -EEXIST; /* an int3 that is not ours */
+	struct _stp_x86_insn was = bk->insn;
 	if (_stp_x86_decode(buf, n, bk->addr, &bk->insn) < 0)
 		return -EINVAL;
+	if (was.len != bk->insn.len || memcmp(was.bytes, bk->insn.bytes, was.len) != 0)
+		bk->slot = 0; /* not the instruction its slot holds a copy of */
 	if (bk->insn.kind == STP_X86_REJECT)
 		return -ENOTSUP;
 	bk->orig = buf[0];
@@ -76,7 +82,7 @@ static void bk_disarm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
 	bk->live = 0;
 }
 
-static struct _stp_pt_bkpt *bk_get(struct pt_mm *mm, uint64_t addr, int *rc)
+static struct _stp_pt_bkpt *bk_get(struct pt_mm *mm, uint64_t addr, int verify, int *rc)
 {
 	struct _stp_pt_bkpt *bk = _stp_pt_bk_find(mm, addr);
 
@@ -92,7 +98,7 @@ static struct _stp_pt_bkpt *bk_get(struct pt_mm *mm, uint64_t addr, int *rc)
 		mm->bk[h] = bk;
 		mm->nbk++;
 	}
-	*rc = bk_arm(mm, bk);
+	*rc = bk_arm(mm, bk, verify);
 	return *rc < 0 ? NULL : bk;
 }
 
@@ -112,7 +118,7 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 
 	if (!p->mm)
 		return -ESRCH;
-	bk = bk_get(p->mm, addr, &rc);
+	bk = bk_get(p->mm, addr, 1, &rc);
 	if (!bk)
 		return rc;
 	pr = calloc(1, sizeof *pr);
@@ -140,8 +146,6 @@ int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr)
 {
 	struct _stp_pt_bkpt *bk = pr->bp;
 
-	if (p->s->in_handler)
-		return -EBUSY;
 	for (struct _stp_pt_probe **pp = &bk->probes; *pp; pp = &(*pp)->next) {
 		if (*pp == pr) {
 			*pp = pr->next;
@@ -303,10 +307,31 @@ static int run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 {
 	struct _stp_pt_session *s = t->proc->s;
 	struct pt_mm *mm = t->proc->mm;
+	struct _stp_pt_probe *few[8], **list = few;
+	size_t n = 0, cap = 8;
 
+	/* the probes as they are now: handlers may add or remove probes (a
+	 * removed one is kept, marked dead, until the address space goes) */
 	for (struct _stp_pt_probe *p = bk->probes; p; p = p->next) {
+		if (n == cap) {
+			struct _stp_pt_probe **nl = malloc(2 * cap * sizeof *nl);
+			if (!nl)
+				break;
+			memcpy(nl, list, n * sizeof *nl);
+			if (list != few)
+				free(list);
+			list = nl;
+			cap *= 2;
+		}
+		list[n++] = p;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct _stp_pt_probe *p = list[i];
 		size_t fi = (size_t)-1;
 		uint64_t ra = 0;
+
+		if (p->dead)
+			continue;
 
 		if (p->ret) {
 			struct pt_frame *f;
@@ -319,7 +344,7 @@ static int run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 			frames_unwind(t, t->regs.rsp, 1);
 			if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0)
 				frames_drop_reused(t, t->regs.rsp + 8, ra, p);
-			if (ra && (rb = bk_get(mm, ra, &rc)) && (f = frame_push(t))) {
+			if (ra && (rb = bk_get(mm, ra, 0, &rc)) && (f = frame_push(t))) {
 				f->sp = t->regs.rsp + 8;
 				f->ret_addr = ra;
 				f->probe = p;
@@ -345,6 +370,8 @@ static int run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 			t->cur_frame_data = NULL;
 		}
 	}
+	if (list != few)
+		free(list);
 	return 0;
 }
 

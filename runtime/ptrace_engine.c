@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PT_OPTIONS \
+#define PT_OPTIONS                                                                             \
 	(PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | \
 	 PTRACE_O_TRACESYSGOOD)
 
@@ -273,7 +273,12 @@ static void keep_int3(struct _stp_pt_bkpt *bk, uint8_t *buf, uint64_t addr)
 
 int _stp_pt_write(struct _stp_pt_thread *t, uint64_t addr, const void *buf, size_t len)
 {
-	struct pt_mm *mm = t->proc->mm;
+	return _stp_pt_proc_write(t->proc, addr, buf, len);
+}
+
+int _stp_pt_proc_write(struct _stp_pt_proc *p, uint64_t addr, const void *buf, size_t len)
+{
+	struct pt_mm *mm = p->mm;
 	uint8_t small[64], *copy = small;
 	int rc;
 
@@ -400,6 +405,14 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 	if (!cp)
 		return;
 	cp->follow = (s->options & _STP_PT_FOLLOW_FORK) && parent->follow && !s->detaching;
+	if (cp->follow) {
+		cp->syscall_fn = parent->syscall_fn;
+		cp->syscall_data = parent->syscall_data;
+		cp->libs_fn = parent->libs_fn;
+		cp->libs_data = parent->libs_data;
+		cp->r_debug = parent->r_debug;
+		cp->libs_brk = parent->libs_brk;
+	}
 	if (ev == PTRACE_EVENT_VFORK && parent->mm) {
 		/* shares the parent's memory until exec: traced until then */
 		cp->mm = parent->mm;
@@ -478,6 +491,8 @@ static void ev_exec(struct _stp_pt_thread *t)
 	t->step_mode = _STP_PT_STEP_NONE;
 	_stp_pt_mm_put(p->mm);
 	p->mm = NULL;
+	p->libs_fn = NULL;
+	p->r_debug = p->libs_brk = 0;
 	if (p->release_on_exec) {
 		if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0)
 			pt_debug("DETACH %d: %s", (int)t->tid, strerror(errno));
@@ -566,7 +581,8 @@ static void syscall_stop(struct _stp_pt_thread *t)
 	t->probe_point = si.instruction_pointer;
 	p->s->in_handler = 1;
 	p->syscall_fn(t, si.op == PTRACE_SYSCALL_INFO_EXIT,
-		      si.op == PTRACE_SYSCALL_INFO_ENTRY ? (long)si.entry.nr : (long)t->last_syscall,
+		      si.op == PTRACE_SYSCALL_INFO_ENTRY ? (long)si.entry.nr
+							 : (long)t->last_syscall,
 		      p->syscall_data);
 	p->s->in_handler = 0;
 	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
@@ -892,6 +908,15 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		return -err;
 	}
 	if (pid == 0) {
+		/* the program starts as from a shell: no signal blocked, the
+		 * usual ones at their default (the tracer may block SIGCHLD for
+		 * a signalfd, or ignore SIGPIPE) */
+		static const int dfl[] = {SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP};
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
+			signal(dfl[i], SIG_DFL);
 		/* wait for the tracer to seize us, then become the program */
 		close(errpipe[0]);
 		raise(SIGSTOP);
@@ -1023,8 +1048,13 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 		}
 		closedir(d);
 	} while (added);
-	/* the memory through a live thread (a zombie leader has none) */
-	if (!p->threads || !(p->mm = _stp_pt_mm_new(p->threads->tid))) {
+	/* the memory through the leader, else a live thread (a leader that
+	 * called pthread_exit has none; threads may end meanwhile) */
+	if (!proc_is_zombie(pid))
+		p->mm = _stp_pt_mm_new(pid);
+	for (struct _stp_pt_thread *t = p->threads; t && !p->mm; t = t->next)
+		p->mm = _stp_pt_mm_new(t->tid);
+	if (!p->mm) {
 		rc = p->threads ? -EACCES : -ESRCH;
 		goto fail;
 	}
@@ -1080,6 +1110,8 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 			return released ? -ESRCH : 1;
 		} else if (ev == PTRACE_EVENT_STOP) {
 			t->group_stop = is_stop_sig(sig);
+		} else if (ev == 0 && sig == (SIGTRAP | 0x80)) {
+			/* a system call stop: nothing to deliver */
 		} else if (ev == 0 && sig == SIGTRAP) {
 			handle_trap(t); /* detaching: hits are rewound */
 		} else if (ev == 0) {

@@ -54,9 +54,10 @@ typedef void (*_stp_pt_step_fn)(struct _stp_pt_thread *t, void *data);
 
 struct _stp_pt_callbacks {
 	/* A process image was loaded by exec (also the first exec of a launched
-	 * command: `sh -c` gives two). Every probe of the process is gone; the
-	 * thread is stopped before the new program's first instruction, so the
-	 * client places probes again here. */
+	 * command; with _STP_PT_SHELL that is the shell, which then usually
+	 * forks the command: follow forks to see it). Every probe of the
+	 * process is gone; the thread is stopped before the new program's first
+	 * instruction, so the client places probes (again) here. */
 	void (*exec)(struct _stp_pt_thread *t, void *user);
 	/* A new traced process (a followed fork/vfork child), stopped before it
 	 * runs; it already has copies of its parent's probes. */
@@ -87,7 +88,10 @@ void _stp_pt_session_free(struct _stp_pt_session *s);
 /* Start a command, traced, stopped before the first instruction of the
  * program (the exec callback has run). Its threads stay stopped until
  * _stp_pt_resume(). The target dies with the tracer (PTRACE_O_EXITKILL).
- * argv is NULL-terminated; with _STP_PT_SHELL argv[0] is a shell command. */
+ * It starts with no signal blocked and SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
+ * SIGCHLD, SIGHUP at their defaults, whatever the tracer's settings.
+ * argv is NULL-terminated; with _STP_PT_SHELL argv[0] is a shell command.
+ * A program that cannot be run gives the exec errno (-ENOENT, ...). */
 int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt_proc **out);
 /* Attach to a running process and all its threads (also those created
  * while attaching); all stopped on return, until _stp_pt_resume(). */
@@ -120,17 +124,16 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 		      _stp_pt_handler ret, void *data, struct _stp_pt_probe **out);
 /* Remove one probe; its int3 goes when no other probe or pending return
  * needs it. Safe while threads run (a thread that already trapped on it is
- * rewound to run the original instruction). Not from a handler (-EBUSY). */
+ * rewound to run the original instruction), and from handlers. */
 int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr);
 uint64_t _stp_pt_probe_addr(const struct _stp_pt_probe *pr);
 /* Number of times the probe's entry (resp. return) fired. */
 uint64_t _stp_pt_probe_hits(const struct _stp_pt_probe *pr);
 uint64_t _stp_pt_probe_returns(const struct _stp_pt_probe *pr);
 
-/* In a return probe: the frame's stack pointer after return (the entry
- * RSP+8) and a per-frame word the entry handler may set (for @entry). In
- * an entry handler of a probe with `ret`, _stp_pt_frame_data points at the
- * word of the frame being entered. NULL elsewhere. */
+/* A word per return-probe frame (for @entry values): in the entry handler
+ * of a probe with `ret` it points at the word of the frame being entered
+ * (0 at first); in the return handler, at the same word. NULL elsewhere. */
 uint64_t *_stp_pt_frame_data(struct _stp_pt_thread *t);
 
 /* Thread context, valid while the thread is stopped (in handlers). */
@@ -150,8 +153,10 @@ int _stp_pt_set_regs(struct _stp_pt_thread *t, const struct user_regs_struct *r)
 int _stp_pt_read(struct _stp_pt_thread *t, uint64_t addr, void *buf, size_t len);
 int _stp_pt_read_code(struct _stp_pt_thread *t, uint64_t addr, void *buf, size_t len);
 int _stp_pt_write(struct _stp_pt_thread *t, uint64_t addr, const void *buf, size_t len);
-/* The same for a process when no thread is at hand (e.g. after attach). */
+/* The same for a process when no thread is at hand (e.g. after attach;
+ * SDT semaphores). */
 int _stp_pt_proc_read(struct _stp_pt_proc *p, uint64_t addr, void *buf, size_t len);
+int _stp_pt_proc_write(struct _stp_pt_proc *p, uint64_t addr, const void *buf, size_t len);
 
 /* Client data of a thread, a process and the session. */
 void **_stp_pt_thread_user(struct _stp_pt_thread *t);
@@ -168,6 +173,20 @@ void *_stp_pt_session_user(struct _stp_pt_session *s);
 typedef void (*_stp_pt_syscall_fn)(struct _stp_pt_thread *t, int is_exit, long nr, void *data);
 int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data);
 
+/* Shared libraries (the dynamic linker's r_debug interface). After this,
+ * fn(t, data) runs, with thread t stopped, whenever the set of loaded
+ * libraries has changed (dlopen and dlclose too), and once when the
+ * initial libraries are loaded if called at the exec stop (before that, no
+ * library is mapped). Returns -ENOENT for a static executable. Dropped at
+ * exec like probes; followed fork children keep it. */
+typedef void (*_stp_pt_libs_fn)(struct _stp_pt_thread *t, void *data);
+int _stp_pt_watch_libraries(struct _stp_pt_proc *p, _stp_pt_libs_fn fn, void *data);
+/* fn(name, load bias, data) for each object the dynamic linker has loaded,
+ * in its order (the main program first, with name ""). Returns the count,
+ * or -ENOENT before the dynamic linker has run / for a static program. */
+int _stp_pt_each_library(struct _stp_pt_proc *p,
+			 void (*fn)(const char *name, uint64_t bias, void *data), void *data);
+
 /* Single-step (each instruction) or single-block (each taken branch where
  * the processor honours BTF) one thread: from its next resume on, every
  * trap calls fn(t, data) with the thread stopped. _STP_PT_STEP_NONE stops.
@@ -179,6 +198,11 @@ int _stp_pt_step_mode(struct _stp_pt_thread *t, int mode, _stp_pt_step_fn fn, vo
  * 1 yes, 0 no (it steps every instruction: common in virtual machines),
  * negative errno if it could not be found out. Forks a short-lived child. */
 int _stp_pt_blockstep_honoured(void);
+
+/* Self-test: does an execution breakpoint in a debug register (DR0/DR7
+ * through PTRACE_POKEUSER) fire? 1 yes, 0 no (refused, or accepted and
+ * silently ignored: our virtual machines), negative errno if unknown. */
+int _stp_pt_hwbp_honoured(void);
 
 /* Counters of a session, for the end-of-run report. */
 struct _stp_pt_stats {

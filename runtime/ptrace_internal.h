@@ -120,6 +120,9 @@ struct _stp_pt_proc {
 	int leader_status, leader_gone;
 	_stp_pt_syscall_fn syscall_fn; /* system call probes, or NULL */
 	void *syscall_data;
+	_stp_pt_libs_fn libs_fn; /* libraries changed, or NULL */
+	void *libs_data;
+	uint64_t r_debug, libs_brk; /* the dynamic linker's, 0 until known */
 	void *user;
 	struct _stp_pt_proc *next;
 };

@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,51 @@ int _stp_pt_blockstep_honoured(void)
 	rc = stops <= 8;
 	pt_debug("blockstep self-test: %d stops over 36 instructions: %s", stops,
 		 rc ? "BTF honoured" : "every instruction traps");
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, __WALL);
+	return rc;
+}
+
+/* A function for the hardware-breakpoint self-test to stop in. */
+__asm__(".pushsection .text\n"
+	".globl _stp_pt_hwbp_target\n"
+	".hidden _stp_pt_hwbp_target\n"
+	".type _stp_pt_hwbp_target, @function\n"
+	"_stp_pt_hwbp_target:\n"
+	" nop\n"
+	" ret\n"
+	".popsection\n");
+extern void _stp_pt_hwbp_target(void) __attribute__((visibility("hidden")));
+
+int _stp_pt_hwbp_honoured(void)
+{
+	struct user_regs_struct r;
+	int st, rc = -EIO;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		_stp_pt_hwbp_target();
+		_exit(0);
+	}
+	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st))
+		goto out;
+	/* DR0 = the function, DR7 = local enable of DR0, break on execution */
+	if (ptrace(PTRACE_POKEUSER, pid, offsetof(struct user, u_debugreg[0]),
+		   (void *)(uintptr_t)_stp_pt_hwbp_target) < 0 ||
+	    ptrace(PTRACE_POKEUSER, pid, offsetof(struct user, u_debugreg[7]), (void *)1L) < 0) {
+		rc = 0; /* refused: not available */
+		goto out;
+	}
+	if (ptrace(PTRACE_CONT, pid, 0, 0) < 0 || waitpid(pid, &st, __WALL) < 0)
+		goto out;
+	rc = WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && ptrace(PTRACE_GETREGS, pid, 0, &r) == 0 &&
+	     r.rip == (uint64_t)(uintptr_t)_stp_pt_hwbp_target;
+	pt_debug("hardware breakpoint self-test: %s", rc ? "fires" : "accepted, never fires");
 out:
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, __WALL);

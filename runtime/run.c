@@ -116,7 +116,7 @@ static void run_handler(const struct _stp_probe *p)
 	/* As SystemTap: begin/end/error probes get MAXACTION_INTERRUPTIBLE
 	 * (ten times MAXACTION); generated code may set its own budget. */
 	c.actionremaining = _stp_maxaction;
-	if (p->kind != STP_PROBE_TIMER)
+	if (p->kind != STP_PROBE_TIMER && c.actionremaining < INT64_MAX / 10)
 		c.actionremaining *= 10;
 	c.probe = p;
 	_stp_regex_reset();

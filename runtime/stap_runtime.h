@@ -10,7 +10,10 @@
  * Errors: a failing operation sets c->last_error (and c->last_stmt where the
  * generated code has not) and returns a harmless value; generated code checks
  * c->last_error after each statement and jumps to its error label. The
- * runtime prints "ERROR: <last_error> near <last_stmt>" after the handler. */
+ * runtime prints "ERROR: <last_error> near <last_stmt>" after the handler;
+ * past MAXERRORS errors (default 0) the session stops: remaining begin and
+ * end probes are skipped, error probes run, and staprun exits 1 after
+ * "WARNING: Number of errors: N, skipped probes: M". */
 #ifndef STAP_RUNTIME_H
 #define STAP_RUNTIME_H
 
@@ -120,8 +123,14 @@ void _stp_stat_add(struct _stp_stat *st, int64_t v);
 int64_t _stp_stat_get(struct _stp_context *c, const struct _stp_stat *st, enum _stp_stat_op op);
 /* print(@hist_linear(...)) / print(@hist_log(...)) in SystemTap's layout. */
 void _stp_stat_print_hist(struct _stp_context *c, const struct _stp_stat *st);
+/* sprint(@hist_*(...)): the same table into dst (MAXSTRINGLEN, truncated). */
+void _stp_stat_sprint_hist(struct _stp_context *c, const struct _stp_stat *st, char *dst);
 /* @hist_*(x)[bucket]: the count in that bucket. */
 int64_t _stp_stat_hist_bucket(struct _stp_context *c, const struct _stp_stat *st, int64_t bucket);
+/* foreach (b in @hist_*(x)): buckets are 0 .. nbuckets-1 (linear: 0 is
+ * the underflow bucket, nbuckets-1 the overflow; log: 128 buckets, value 0
+ * in bucket 64). 0 for NULL or a stat without a histogram. */
+int64_t _stp_stat_hist_nbuckets(const struct _stp_stat *st);
 
 /* ---- maps (associative arrays) ---- */
 
@@ -168,7 +177,9 @@ void _stp_map_iter_end(struct _stp_map_iter *it);
 /* ---- control (tapset: exit, error, warn, abort) ---- */
 
 void _stp_exit(struct _stp_context *c);   /* end after this handler; end probes run */
-void _stp_abort(struct _stp_context *c);  /* end now; no end probes */
+/* abort(): skip the rest of this handler (c->aborted) and stop the session
+ * like exit(), with no error; as in SystemTap 4.8, end probes still run. */
+void _stp_abort(struct _stp_context *c);
 void _stp_warn(struct _stp_context *c, const char *msg); /* "WARNING: msg" on stderr */
 
 /* ---- target memory (no target yet: the tracer's own memory, checked) ---- */

@@ -194,6 +194,11 @@ int64_t _stp_stat_hist_bucket(struct _stp_context *c, const struct _stp_stat *st
 	return st->histogram[bucket];
 }
 
+int64_t _stp_stat_hist_nbuckets(const struct _stp_stat *st)
+{
+	return st && st->hist.kind != STP_HIST_NONE ? st->buckets : 0;
+}
+
 /* Characters needed to print v in decimal. */
 static int needed_space(int64_t v)
 {
@@ -207,10 +212,17 @@ static int needed_space(int64_t v)
 	return space;
 }
 
-static void hist_printf(struct _stp_context *c, const char *fmt, int64_t n1, const char *s, int64_t n2)
+/* printf into a buffer, for the histogram's rows. */
+static void bprintf(struct _stp_context *c, struct _stp_strbuf *b, const char *fmt,
+		    const struct _stp_val *args, int nargs)
 {
-	struct _stp_val a[3] = { { n1, NULL }, { 0, s }, { n2, NULL } };
-	_stp_format(c, NULL, fmt, a, 3);
+	_stp_format_buf(c, b, fmt, args, nargs);
+}
+
+static void put_rep(struct _stp_strbuf *b, char ch, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		_stp_strbuf_put(b, &ch, 1);
 }
 
 /* Is row i to be elided: it and its neighbours within HIST_ELISION (inside
@@ -242,84 +254,122 @@ static int64_t row_value(const struct _stp_stat *st, int i, const char **prefix)
 	return st->hist.start + (int64_t)(i - 1) * st->hist.interval;
 }
 
-void _stp_stat_print_hist(struct _stp_context *c, const struct _stp_stat *st)
-{
-	int low = -1, high = 0, under = 0, over = 0, val_space, cnt_space, eliding = 0;
-	int64_t valmax = 0, scale;
-	int linear;
+/* The table's shape: the rows printed, bar scale and column widths. */
+struct hist_layout {
+	int low, high;
+	int64_t scale;
+	int val_space, cnt_space;
+};
 
-	if (!st || st->count == 0) {
-		if (c)
-			c->last_error = "empty aggregate";
-		return;
-	}
-	if (st->hist.kind == STP_HIST_NONE)
-		return;
-	linear = st->hist.kind == STP_HIST_LINEAR;
+static void hist_layout(const struct _stp_stat *st, struct hist_layout *l)
+{
+	int linear = st->hist.kind == STP_HIST_LINEAR, under = 0, over = 0, a, b;
+	int64_t valmax = 0;
+
+	l->low = -1;
+	l->high = 0;
 	for (int i = 0; i < st->buckets; i++) {
-		if (st->histogram[i] > 0 && low == -1)
-			low = i;
+		if (st->histogram[i] > 0 && l->low == -1)
+			l->low = i;
 		if (st->histogram[i] > 0)
-			high = i;
+			l->high = i;
 		if (st->histogram[i] > valmax)
 			valmax = st->histogram[i];
 	}
 	/* Up to two empty rows either side; log histograms don't reach into
 	 * the negative half without negative data. */
 	for (int i = 0; i < 2; i++) {
-		if (low > 0 && (linear || low != HIST_LOG_BUCKET0))
-			low--;
-		if (high < st->buckets - 1)
-			high++;
+		if (l->low > 0 && (linear || l->low != HIST_LOG_BUCKET0))
+			l->low--;
+		if (l->high < st->buckets - 1)
+			l->high++;
 	}
 	if (linear) {
-		if (low == 0 && st->histogram[0] == 0)
-			low++;
-		if (high == st->buckets - 1 && st->histogram[high] == 0)
-			high--;
-		under = low == 0;
-		over = high == st->buckets - 1;
+		/* under/overflow rows only when they hold something */
+		if (l->low == 0 && st->histogram[0] == 0)
+			l->low++;
+		if (l->high == st->buckets - 1 && st->histogram[l->high] == 0)
+			l->high--;
+		under = l->low == 0;
+		over = l->high == st->buckets - 1;
 	}
-	scale = valmax <= HIST_WIDTH ? 1 : (valmax + HIST_WIDTH - 1) / HIST_WIDTH;
-	cnt_space = needed_space(valmax);
+	l->scale = valmax <= HIST_WIDTH ? 1 : (valmax + HIST_WIDTH - 1) / HIST_WIDTH;
+	l->cnt_space = needed_space(valmax);
 	if (linear) {
-		int a = needed_space(st->hist.start) + under;
-		int b = needed_space(st->hist.start + st->hist.interval * high) + over;
-		val_space = a > b ? a : b;
+		a = needed_space(st->hist.start) + under;
+		b = needed_space(st->hist.start + st->hist.interval * l->high) + over;
 	} else {
-		int a = needed_space(log_bucket_value(high));
-		int b = needed_space(log_bucket_value(low));
-		val_space = a > b ? a : b;
+		a = needed_space(log_bucket_value(l->high));
+		b = needed_space(log_bucket_value(l->low));
 	}
-	if (val_space < 5)
-		val_space = 5;
+	l->val_space = a > b ? a : b;
+	if (l->val_space < 5)
+		l->val_space = 5;
+}
 
-	hist_printf(c, "%*s |", val_space, "value", 0);
-	for (int j = 0; j < HIST_WIDTH; j++)
-		_stp_print_n(c, "-", 1);
-	_stp_print(c, " count\n");
-	for (int i = low; i <= high; i++) {
+static void hist_table(struct _stp_context *c, struct _stp_strbuf *b, const struct _stp_stat *st)
+{
+	struct hist_layout l;
+	int eliding = 0;
+
+	hist_layout(st, &l);
+	bprintf(c, b, "%*s |", (struct _stp_val[]){ { l.val_space, NULL }, { 0, "value" } }, 2);
+	put_rep(b, '-', HIST_WIDTH);
+	_stp_strbuf_put(b, " count\n", 7);
+	for (int i = l.low; i <= l.high; i++) {
 		const char *prefix;
 		int64_t val, bar;
 
-		if (elided(st, i, low, high)) {
+		if (elided(st, i, l.low, l.high)) {
 			eliding = 1;
 			continue;
 		}
 		if (eliding) {
-			hist_printf(c, "%*s ~\n", val_space, "", 0);
+			bprintf(c, b, "%*s ~\n", (struct _stp_val[]){ { l.val_space, NULL }, { 0, "" } }, 2);
 			eliding = 0;
 		}
 		val = row_value(st, i, &prefix);
-		hist_printf(c, "%*s%d |", val_space - needed_space(val), prefix, val);
-		bar = st->histogram[i] / scale;
-		for (int64_t j = 0; j < bar; j++)
-			_stp_print_n(c, "@", 1);
-		{
-			struct _stp_val a[2] = { { HIST_WIDTH - bar + 1 + cnt_space, NULL },
-						 { st->histogram[i], NULL } };
-			_stp_format(c, NULL, "%*d\n", a, 2);
-		}
+		bprintf(c, b, "%*s%d |",
+			(struct _stp_val[]){ { l.val_space - needed_space(val), NULL }, { 0, prefix },
+					     { val, NULL } }, 3);
+		bar = st->histogram[i] / l.scale;
+		put_rep(b, '@', bar);
+		bprintf(c, b, "%*d\n",
+			(struct _stp_val[]){ { HIST_WIDTH - bar + 1 + l.cnt_space, NULL },
+					     { st->histogram[i], NULL } }, 2);
 	}
-	_stp_print(c, "\n");
+	_stp_strbuf_put(b, "\n", 1);
+}
+
+/* An empty aggregate is an error; a stat without histogram prints nothing. */
+static int hist_printable(struct _stp_context *c, const struct _stp_stat *st)
+{
+	if (!st || st->count == 0) {
+		if (c)
+			c->last_error = "empty aggregate";
+		return 0;
+	}
+	return st->hist.kind != STP_HIST_NONE;
+}
+
+void _stp_stat_print_hist(struct _stp_context *c, const struct _stp_stat *st)
+{
+	if (!hist_printable(c, st))
+		return;
+	hist_table(c, &_stp_outbuf, st);
+	_stp_print_n(c, "", 0); /* lets the transport write a large table early */
+}
+
+void _stp_stat_sprint_hist(struct _stp_context *c, const struct _stp_stat *st, char *dst)
+{
+	struct _stp_strbuf b = { 0 };
+
+	dst[0] = '\0';
+	if (!hist_printable(c, st))
+		return;
+	b.limit = (size_t)_stp_maxstringlen;
+	hist_table(c, &b, st);
+	if (b.buf)
+		memcpy(dst, b.buf, b.len + 1);
+	free(b.buf);
 }

@@ -253,6 +253,10 @@ struct probe_alias {
 	struct vec points;         /* struct probe_point *: what it stands for */
 	struct stmt *body;
 	int epilogue;              /* += (body runs after the user's) */
+	struct stmt *epilogue_body; /* probe a = b { ... }, { EPILOGUE }: a
+				       second block, run after the user's
+				       body (SystemTap tapsets use it); or
+				       NULL. Not printed by -p1. */
 	const struct source_file *file;
 	int is_private;
 };

@@ -46,6 +46,19 @@ static void clock_start(struct pass_clock *c)
 	gettimeofday(&c->tv, NULL);
 }
 
+/* "in 10usr/0sys/12real ms.": CPU time includes children (the compiler). */
+static void print_time_since(const struct pass_clock *c)
+{
+	struct pass_clock now;
+	clock_start(&now);
+	long hz = sysconf(_SC_CLK_TCK);
+	clock_t u = now.tms.tms_utime + now.tms.tms_cutime - c->tms.tms_utime - c->tms.tms_cutime;
+	clock_t k = now.tms.tms_stime + now.tms.tms_cstime - c->tms.tms_stime - c->tms.tms_cstime;
+	long real = (now.tv.tv_sec - c->tv.tv_sec) * 1000 + (now.tv.tv_usec - c->tv.tv_usec) / 1000;
+	fprintf(stderr, "in %ldusr/%ldsys/%ldreal ms.\n", (long)u * 1000 / hz, (long)k * 1000 / hz,
+		real);
+}
+
 /* "using 1234virt/567res/89shr/12data kb, in 10usr/0sys/12real ms." */
 static void print_usage_since(const struct pass_clock *c)
 {
@@ -53,29 +66,14 @@ static void print_usage_since(const struct pass_clock *c)
 	long virt = 0, res = 0, shr = 0, text = 0, lib = 0, data = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
 	if (f) {
-		if (fscanf(f, "%ld %ld %ld %ld %ld %ld", &virt, &res, &shr, &text, &lib, &data) != 6)
+		if (fscanf(f, "%ld %ld %ld %ld %ld %ld", &virt, &res, &shr, &text, &lib, &data) !=
+		    6)
 			virt = res = shr = data = 0;
 		fclose(f);
 	}
-	struct pass_clock now;
-	clock_start(&now);
-	long hz = sysconf(_SC_CLK_TCK);
-	long usr = (now.tms.tms_utime + now.tms.tms_cutime - c->tms.tms_utime - c->tms.tms_cutime) * 1000 / hz;
-	long sys = (now.tms.tms_stime + now.tms.tms_cstime - c->tms.tms_stime - c->tms.tms_cstime) * 1000 / hz;
-	long real = (now.tv.tv_sec - c->tv.tv_sec) * 1000 + (now.tv.tv_usec - c->tv.tv_usec) / 1000;
-	fprintf(stderr, "using %ldvirt/%ldres/%ldshr/%lddata kb, in %ldusr/%ldsys/%ldreal ms.\n",
-		virt * page_kb, res * page_kb, shr * page_kb, data * page_kb, usr, sys, real);
-}
-
-static void print_time_since(const struct pass_clock *c)
-{
-	struct pass_clock now;
-	clock_start(&now);
-	long hz = sysconf(_SC_CLK_TCK);
-	long usr = (now.tms.tms_utime + now.tms.tms_cutime - c->tms.tms_utime - c->tms.tms_cutime) * 1000 / hz;
-	long sys = (now.tms.tms_stime + now.tms.tms_cstime - c->tms.tms_stime - c->tms.tms_cstime) * 1000 / hz;
-	long real = (now.tv.tv_sec - c->tv.tv_sec) * 1000 + (now.tv.tv_usec - c->tv.tv_usec) / 1000;
-	fprintf(stderr, "in %ldusr/%ldsys/%ldreal ms.\n", usr, sys, real);
+	fprintf(stderr, "using %ldvirt/%ldres/%ldshr/%lddata kb, ", virt * page_kb, res * page_kb,
+		shr * page_kb, data * page_kb);
+	print_time_since(c);
 }
 
 static const char *plural(int n, const char *one, const char *many)
@@ -139,9 +137,9 @@ static int run_pass2(struct session *s)
 	}
 	if (s->verbose >= 1) {
 		int np = s->probes.n, nf = s->functions.n, ne = s->embeds.n, ng = s->globals.n;
-		fprintf(stderr, "Pass 2: analyzed script: %d %s, %d %s, %d %s, %d %s ",
-			np, plural(np, "probe", "probes"), nf, plural(nf, "function", "functions"),
-			ne, plural(ne, "embed", "embeds"), ng, plural(ng, "global", "globals"));
+		fprintf(stderr, "Pass 2: analyzed script: %d %s, %d %s, %d %s, %d %s ", np,
+			plural(np, "probe", "probes"), nf, plural(nf, "function", "functions"), ne,
+			plural(ne, "embed", "embeds"), ng, plural(ng, "global", "globals"));
 		print_usage_since(&c);
 	}
 	return 0;
@@ -244,8 +242,10 @@ int main(int argc, char **argv)
 	s->cache_dir = options_disable_cache ? NULL : cache_default_dir();
 
 	if (s->listing) {
-		fprintf(stderr, "ERROR: listing probe points (-%c) is not available yet in "
-			"this implementation.\n", s->listing == 1 ? 'l' : 'L');
+		fprintf(stderr,
+			"ERROR: listing probe points (-%c) is not available yet in "
+			"this implementation.\n",
+			s->listing == 1 ? 'l' : 'L');
 		return 1;
 	}
 

@@ -22,7 +22,7 @@ enum {
 	OPT_VP,
 	OPT_DEBUG,
 	OPT_DISABLE_CACHE,
-	OPT_IGNORED,     /* accepted, meaningless here, no argument */
+	OPT_IGNORED, /* accepted, meaningless here, no argument */
 	OPT_IGNORED_ARG, /* accepted, meaningless here, with an argument */
 	OPT_RUNTIME,
 	OPT_UNSUPPORTED,
@@ -142,8 +142,14 @@ static int bad_usage(void)
 
 /* SystemTap's safety patterns for -D and -G values, case-insensitively:
  * -D ^[a-z_][a-z_0-9]*(=-?[a-z_0-9]+)?$  -G ^[a-z_][a-z0-9_]*=[a-z0-9_.-]+$ */
-static int ident_start(int c) { return isalpha(c) || c == '_'; }
-static int ident_char(int c) { return isalnum(c) || c == '_'; }
+static int ident_start(int c)
+{
+	return isalpha(c) || c == '_';
+}
+static int ident_char(int c)
+{
+	return isalnum(c) || c == '_';
+}
 
 static int define_ok(const char *p)
 {
@@ -181,8 +187,10 @@ static int gset_ok(const char *p)
 static int add_define(struct session *s, const char *arg)
 {
 	if (!define_ok(arg)) {
-		fprintf(stderr, "ERROR: Safety pattern mismatch for -D parameter ('%s' vs. "
-			"'^[a-z_][a-z_0-9]*(=-?[a-z_0-9]+)?$')\n", arg);
+		fprintf(stderr,
+			"ERROR: Safety pattern mismatch for -D parameter ('%s' vs. "
+			"'^[a-z_][a-z_0-9]*(=-?[a-z_0-9]+)?$')\n",
+			arg);
 		return -1;
 	}
 	struct define *d = xcalloc(1, sizeof(*d));
@@ -196,8 +204,10 @@ static int add_define(struct session *s, const char *arg)
 static int add_gset(struct session *s, const char *arg)
 {
 	if (!gset_ok(arg)) {
-		fprintf(stderr, "ERROR: Safety pattern mismatch for -G parameter ('%s' vs. "
-			"'^[a-z_][a-z0-9_]*=[a-z0-9_.-]+$')\n", arg);
+		fprintf(stderr,
+			"ERROR: Safety pattern mismatch for -G parameter ('%s' vs. "
+			"'^[a-z_][a-z0-9_]*=[a-z0-9_.-]+$')\n",
+			arg);
 		return -1;
 	}
 	struct gset *g = xcalloc(1, sizeof(*g));
@@ -339,8 +349,10 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 		break;
 	case OPT_DEBUG:
 		if (debug_enable(arg)) {
-			fprintf(stderr, "Invalid --debug list '%s': domains are lexer, parse, "
-				"elaborate, translate, compile, cache.\n", arg);
+			fprintf(stderr,
+				"Invalid --debug list '%s': domains are lexer, parse, "
+				"elaborate, translate, compile, cache, all.\n",
+				arg);
 			return OPTIONS_EXIT1;
 		}
 		break;
@@ -349,14 +361,17 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 		break;
 	case OPT_RUNTIME:
 		if (strcmp(arg, "dyninst") != 0) {
-			fprintf(stderr, "ERROR: --runtime=%s is not available: this stap has one "
-				"runtime, for user-space processes.\n", arg);
+			fprintf(stderr,
+				"ERROR: --runtime=%s is not available: this stap has one "
+				"runtime, for user-space processes.\n",
+				arg);
 			return OPTIONS_EXIT1;
 		}
 		break;
 	case 'a':
 		if (strcmp(arg, "x86_64") != 0) {
-			fprintf(stderr, "ERROR: architecture '%s' is not supported (only x86_64).\n", arg);
+			fprintf(stderr,
+				"ERROR: architecture '%s' is not supported (only x86_64).\n", arg);
 			return OPTIONS_EXIT1;
 		}
 		break;
@@ -379,8 +394,10 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 	case 'C':
 	case OPT_UNSUPPORTED:
 	case OPT_UNSUPPORTED_ARG:
-		fprintf(stderr, "ERROR: option %s is not supported by this implementation "
-			"(user-space tracing only).\n", optname);
+		fprintf(stderr,
+			"ERROR: option %s is not supported by this implementation "
+			"(user-space tracing only).\n",
+			optname);
 		return OPTIONS_EXIT1;
 	default:
 		return bad_usage();
@@ -413,8 +430,8 @@ enum options_result options_parse(struct session *s, int argc, char **argv)
 			break;
 		if (c == '?')
 			return bad_usage();
-		enum options_result r = handle_option(s, c, optarg,
-						       option_name(c, long_index, name, sizeof(name)));
+		enum options_result r =
+		    handle_option(s, c, optarg, option_name(c, long_index, name, sizeof(name)));
 		if (r != OPTIONS_RUN)
 			return r;
 	}

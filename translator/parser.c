@@ -652,6 +652,11 @@ static void parse_probe(struct parser *p, const struct token *kw, int is_private
 				parser_next(p);
 			}
 			a->body = parse_block(p);
+			if (parser_is_op(parser_peek(p), ",") &&
+			    parser_is_op(parser_peek2(p), "{")) {
+				parser_next(p);
+				a->epilogue_body = parse_block(p);
+			}
 			vec_push(&p->file->aliases, a);
 			return;
 		}

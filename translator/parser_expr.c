@@ -289,5 +289,11 @@ static struct expr *parse_unary(struct parser *p)
 	e->op = t->content;
 	e->left = parse_unary(p);
 	parser_leave(p);
+	if (parser_is_op(t, "&") && e->left->kind == E_TARGET &&
+	    !e->left->addressof) {
+		/* &EXPR->member : the address of an autocast member */
+		e->left->addressof = 1;
+		return e->left;
+	}
 	return e;
 }

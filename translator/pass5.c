@@ -1,6 +1,6 @@
 /* Pass 5: run the compiled object with staprun, as SystemTap does: the
- * options that concern the run (-o, -T, -c, -x, -v) are passed on, SIGINT/SIGTERM/SIGHUP sent to stap are forwarded, and stap's
- * result is staprun's exit status. */
+ * options that concern the run (-o, -T, -c, -x, -v) are passed on, SIGINT/SIGTERM/SIGHUP sent to
+ * stap are forwarded, and stap's result is staprun's exit status. */
 #include "session.h"
 #include "driver.h"
 

@@ -18,7 +18,7 @@ const char *session_define(const struct session *s, const char *name)
 	const char *value = NULL;
 	struct define *d;
 	/* the last -D NAME wins, as with the C compiler */
-	vec_foreach(struct define *, d, &s->defines)
+	vec_foreach (struct define *, d, &s->defines)
 		if (strcmp(d->name, name) == 0)
 			value = d->value ? d->value : "";
 	return value;

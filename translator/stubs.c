@@ -7,12 +7,12 @@
 #include "diag.h"
 #include "emit.h"
 
-#define STAP_STUB(fn, n)                                                       \
-	__attribute__((weak)) int fn(struct session *s)                        \
-	{                                                                      \
-		(void)s;                                                       \
+#define STAP_STUB(fn, n)                                                             \
+	__attribute__((weak)) int fn(struct session *s)                              \
+	{                                                                            \
+		(void)s;                                                             \
 		fprintf(stderr, "ERROR: pass " #n " is not built into this stap\n"); \
-		return 1;                                                      \
+		return 1;                                                            \
 	}
 
 STAP_STUB(pass1_parse, 1)

@@ -11,6 +11,11 @@
  *   -f NAME   entry probe on function NAME (repeatable)
  *   -r NAME   entry and return probe on NAME (repeatable)
  *   -s NAME   single-step each call of NAME (-S: single-block instead)
+ *   -l LIB:FN entry probe on function FN of the shared library LIB (its
+ *             file name), placed whenever LIB is loaded (dlopen too),
+ *             removed when it goes
+ *   -y        count getppid() system calls (entries, exits; checks that
+ *             the exit returns the parent's pid): "syscall getppid ..."
  *   -F        follow fork/vfork children
  *   -c        run the command through /bin/sh -c (one argument)
  *   -X        start the command untraced, then attach to it (-x)
@@ -29,7 +34,10 @@
  *   -p PID    attach to PID (not started by us); no command needed
  *   -t MS     detach after MS milliseconds; then print "state C" (the
  *             state letter of PID's main thread in /proc/PID/stat)
- *   -B        print the blockstep self-test result and exit
+ *   -e        print "launched PID" once the target runs (for tests that
+ *             kill us: the target must die with us)
+ *   -B        print the blockstep and hardware-breakpoint self-tests'
+ *             results and exit
  *   -v        engine debug messages
  * The target's own output goes to stdout before ours (it is flushed when
  * it exits, or we wait for it after detaching). */
@@ -44,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +65,8 @@ struct sym {
 
 static struct sym syms[16];
 static int nsyms;
+static const char *lib_name; /* -l */
+static struct sym *lib_sym;
 static volatile sig_atomic_t got_sigint;
 static uint64_t total_hits, detach_after, sigint_after;
 static struct _stp_pt_session *S;
@@ -63,6 +74,26 @@ static int failures;
 static pid_t attach_pid;
 static int detach_ms, stop_first;
 static uint64_t remove_after, kill_after;
+static int count_syscalls, echo_pid;
+static uint64_t sys_entries, sys_exits;
+
+static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
+{
+	struct user_regs_struct r;
+
+	(void)data;
+	if (nr != SYS_getppid)
+		return;
+	if (!is_exit) {
+		sys_entries++;
+		return;
+	}
+	sys_exits++;
+	if (_stp_pt_get_regs(t, &r) < 0 || (pid_t)r.rax != getpid()) {
+		printf("FAIL: getppid returned %lld\n", (long long)r.rax);
+		failures++;
+	}
+}
 static struct _stp_pt_probe *placed[64];
 static struct _stp_pt_proc *placed_in[64];
 static int nplaced;
@@ -167,6 +198,12 @@ static pid_t live_task(pid_t pid)
 	FILE *ls;
 	pid_t found = pid;
 
+	char self[64], lbuf[8];
+
+	/* the leader itself when it is alive (other threads may end soon) */
+	snprintf(self, sizeof self, "/proc/%d/exe", (int)pid);
+	if (readlink(self, lbuf, sizeof lbuf) > 0)
+		return pid;
 	snprintf(path, sizeof path, "ls /proc/%d/task 2>/dev/null", (int)pid);
 	if (!(ls = popen(path, "r")))
 		return pid;
@@ -257,6 +294,24 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 	total_hits++;
 	if (_stp_pt_get_regs(t, &r) < 0 || _stp_pt_read(t, r.rsp, &ra, 8) < 0)
 		return -EFAULT;
+	if (s->hits == 1) {
+		/* memory access: the int3 is visible to _stp_pt_read only, and
+		 * a write over it keeps it (and changes the byte under it) */
+		uint8_t raw, code, back;
+		if (_stp_pt_read(t, r.rip, &raw, 1) < 0 ||
+		    _stp_pt_read_code(t, r.rip, &code, 1) < 0 || raw != 0xcc || code == 0xcc) {
+			printf("FAIL: read %#x / read_code %#x at the probe\n", raw, code);
+			failures++;
+		} else if (_stp_pt_write(t, r.rip, &code, 1) < 0 ||
+			   _stp_pt_read(t, r.rip, &back, 1) < 0 || back != 0xcc) {
+			printf("FAIL: write over the probe\n");
+			failures++;
+		}
+		if (_stp_pt_read(t, 8, &raw, 1) != -EFAULT) {
+			printf("FAIL: read of address 8 did not fault\n");
+			failures++;
+		}
+	}
 	if (_stp_pt_probe_point(t) != r.rip) {
 		printf("FAIL: probe point %#lx != rip %#llx\n", (long)_stp_pt_probe_point(t),
 		       r.rip);
@@ -338,6 +393,8 @@ static void place(struct _stp_pt_thread *t)
 	for (int i = 0; i < nsyms; i++) {
 		uint64_t a;
 		int rc;
+		if (&syms[i] == lib_sym)
+			continue;
 		if (sym_addr(_stp_pt_pid(t), syms[i].name, &a) < 0)
 			continue; /* not in this program (e.g. the shell) */
 		struct _stp_pt_probe *pr = NULL;
@@ -355,10 +412,62 @@ static void place(struct _stp_pt_thread *t)
 	}
 }
 
+/* ---- a library probe (-l) ---- */
+
+static struct _stp_pt_probe *lib_probe;
+static uint64_t lib_bias;
+static int lib_seen;
+
+static void each_lib(const char *name, uint64_t bias, void *data)
+{
+	struct _stp_pt_proc *p = data;
+	const char *base = strrchr(name, '/');
+	uint64_t v, first;
+	int dyn;
+
+	base = base ? base + 1 : name;
+	if (strcmp(base, lib_name) != 0)
+		return;
+	lib_seen = 1;
+	if (lib_probe && lib_bias == bias)
+		return;
+	if (lib_probe)
+		_stp_pt_probe_remove(p, lib_probe);
+	lib_probe = NULL;
+	if (elf_lookup(name, lib_sym->name, &v, &dyn, &first) < 0) {
+		printf("FAIL: %s not in %s\n", lib_sym->name, name);
+		return;
+	}
+	if (_stp_pt_probe_add(p, bias + v, on_entry, NULL, lib_sym, &lib_probe) < 0)
+		printf("FAIL: probe %s in %s\n", lib_sym->name, name);
+	lib_bias = bias;
+}
+
+static void on_libs(struct _stp_pt_thread *t, void *data)
+{
+	struct _stp_pt_proc *p = _stp_pt_thread_proc(t);
+
+	(void)data;
+	lib_seen = 0;
+	_stp_pt_each_library(p, each_lib, p);
+	if (!lib_seen && lib_probe) {
+		/* unloaded: its code is gone, and so is our int3 */
+		_stp_pt_probe_remove(p, lib_probe);
+		lib_probe = NULL;
+	}
+}
+
 static void cb_exec(struct _stp_pt_thread *t, void *user)
 {
 	(void)user;
 	place(t);
+	if (lib_name) {
+		lib_probe = NULL;
+		if (_stp_pt_watch_libraries(_stp_pt_thread_proc(t), on_libs, NULL) < 0)
+			printf("FAIL: watch libraries\n");
+	}
+	if (count_syscalls)
+		_stp_pt_syscalls(_stp_pt_thread_proc(t), on_syscall, NULL);
 }
 
 static pid_t main_pid;
@@ -481,6 +590,9 @@ static void report(void)
 			printf("probe %s hits=%llu\n", syms[i].name,
 			       (unsigned long long)syms[i].hits);
 	}
+	if (count_syscalls)
+		printf("syscall getppid entries=%llu exits=%llu\n", (unsigned long long)sys_entries,
+		       (unsigned long long)sys_exits);
 	if (main_status >= 0) {
 		if (WIFEXITED(main_status))
 			printf("exit status=%d\n", WEXITSTATUS(main_status));
@@ -525,7 +637,7 @@ int main(int argc, char **argv)
 	size_t before_len = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yl:e")) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'r':
@@ -562,6 +674,22 @@ int main(int argc, char **argv)
 		case 'K':
 			kill_after = strtoull(optarg, NULL, 0);
 			break;
+		case 'y':
+			count_syscalls = 1;
+			break;
+		case 'e':
+			echo_pid = 1;
+			break;
+		case 'l': {
+			char *colon = strchr(optarg, ':');
+			if (!colon || nsyms == 16)
+				return 2;
+			*colon = 0;
+			lib_name = optarg;
+			lib_sym = &syms[nsyms];
+			syms[nsyms++].name = colon + 1;
+			break;
+		}
 		case 'c':
 			options |= _STP_PT_SHELL;
 			break;
@@ -576,6 +704,7 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			printf("blockstep honoured=%d\n", _stp_pt_blockstep_honoured());
+			printf("hardware breakpoints honoured=%d\n", _stp_pt_hwbp_honoured());
 			return 0;
 		case 'v':
 			_stp_pt_set_debug(1);
@@ -632,6 +761,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	_stp_pt_resume(p);
+	if (echo_pid)
+		printf("launched %d\n", (int)main_pid);
 	while (_stp_pt_active(S)) {
 		if (got_sigint || (detach_after && total_hits >= detach_after))
 			break;

@@ -8,6 +8,7 @@
  *   t-calls leader-exit CALLS    the main thread ends (pthread_exit) while
  *                                two threads call work() CALLS times each
  *   t-calls spin-noleader N      spin, with the main thread gone
+ *   t-calls syscalls N           N getppid() system calls
  *   t-calls step                 call steps10() (10 instructions) twice
  *   t-calls churn ROUNDS         threads come and go: each round starts 4
  *                                threads calling work() 10 times each
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +56,26 @@ static void *thread(void *arg)
 	return NULL;
 }
 
+static void *announce_leader_gone(void *arg)
+{
+	char path[64], buf[256], *p;
+
+	(void)arg;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)getpid(), (int)getpid());
+	for (;;) {
+		FILE *f = fopen(path, "r");
+		p = f && fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (!p || p[2] == 'Z')
+			break;
+		usleep(1000);
+	}
+	if (write(3, "r", 1) != 1)
+		perror("ready");
+	return NULL;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -78,10 +100,14 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nthreads; i++)
 			pthread_create(&tids[i], NULL, thread, (void *)1L);
 		usleep(20000);
+		if (strcmp(argv[1], "spin-noleader") == 0) {
+			/* "ready" once the main thread is really gone */
+			pthread_t a;
+			pthread_create(&a, NULL, announce_leader_gone, NULL);
+			pthread_exit(NULL);
+		}
 		if (write(3, "r", 1) != 1)
 			perror("ready");
-		if (strcmp(argv[1], "spin-noleader") == 0)
-			pthread_exit(NULL);
 		for (;;)
 			pause();
 	}
@@ -128,6 +154,13 @@ int main(int argc, char **argv)
 		}
 		printf("expect: probe work hits=%d\n", rounds * 4 * 10);
 		printf("expect: probe bump hits=%d\n", rounds * 4 * 10);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "syscalls") == 0) {
+		int n = atoi(argv[2]);
+		for (int i = 0; i < n; i++)
+			syscall(SYS_getppid);
+		printf("expect: syscall getppid entries=%d exits=%d\n", n, n);
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "step") == 0) {

@@ -3,6 +3,9 @@
  * what it did; the parent prints the driver's expected counts:
  *   t-fork follow    children are followed (-F): all calls counted
  *   t-fork nofollow  children are not followed: the parent's only
+ *   t-fork fork-in-probe[-follow]  fork inside forker(), which has a
+ *                    return probe (-r forker): the child returns through
+ *                    the same frame; followed, its return fires too
  *   t-fork thread-exec  a second thread execs this program (exec-child):
  *                    the exec'd image gets its probes again
  * A child that kept an int3 it cannot handle would die of SIGTRAP; the
@@ -37,6 +40,19 @@ static void *exec_thread(void *arg)
 	return NULL;
 }
 
+/* returns 7 in the child, 9 in the parent once the child has ended */
+__attribute__((noinline)) int forker(void)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0)
+		return 7;
+	waitpid(pid, &st, 0);
+	sink = st;
+	return 9;
+}
+
 static void report(const char *what, int st)
 {
 	if (WIFEXITED(st))
@@ -57,6 +73,19 @@ int main(int argc, char **argv)
 	}
 	if (argc != 2)
 		return 2;
+	if (strncmp(argv[1], "fork-in-probe", 13) == 0) {
+		int follow = strcmp(argv[1], "fork-in-probe-follow") == 0;
+		if (forker() == 7) {
+			printf("child returned\n");
+			fflush(stdout);
+			_exit(0);
+		}
+		if (follow)
+			printf("expect: probe forker hits=1 returns=2 retsum=16\n");
+		else
+			printf("expect: probe forker hits=1 returns=1 retsum=9\n");
+		return 0;
+	}
 	if (strcmp(argv[1], "thread-exec") == 0) {
 		pthread_t th;
 		calls(10);

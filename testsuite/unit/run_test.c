@@ -85,6 +85,7 @@ static void t_err(struct _stp_context *c)
 	_stp_error(c, "failure %lld", (long long)counter);
 }
 static void t_sigint(struct _stp_context *c) { say(c, "tick "); kill(getpid(), SIGINT); }
+static void t_sigterm(struct _stp_context *c) { say(c, "tick "); kill(getpid(), SIGTERM); }
 static void b_target(struct _stp_context *c) { (void)c; target_seen = _stp_target_pid(); }
 static void b_big(struct _stp_context *c)
 {
@@ -115,6 +116,8 @@ MODULE(m_random, { STP_PROBE_TIMER, t_count, "timer.ms(2).randomize(1)", "x.stp:
 MODULE(m_idle, PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_sigint, TIMER(t_sigint, 1000000), PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_target, PROBE(STP_PROBE_BEGIN, b_target, 0), PROBE(STP_PROBE_END, e_end, 0));
+MODULE(m_quit, PROBE(STP_PROBE_BEGIN, b_quit, 0), PROBE(STP_PROBE_END, e_end, 0));
+MODULE(m_sigterm, TIMER(t_sigterm, 1000000), PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_big, PROBE(STP_PROBE_BEGIN, b_big, 0), PROBE(STP_PROBE_BEGIN, b_quit, 1));
 MODULE(m_warn, PROBE(STP_PROBE_BEGIN, b_warn, 0), PROBE(STP_PROBE_BEGIN, b_quit, 1));
 static const struct _stp_probe m_maxerr_probes[] = { TIMER(t_err, 1000000),
@@ -214,6 +217,27 @@ int main(void)
 		struct _stp_run_options o = { .target_pid = 999999999 };
 		rc = run(&m_target, o);
 		unit_check_long("-x of no process fails", rc, 1);
+	}
+
+	{
+		char flag[] = "/tmp/unit-run-flag-XXXXXX", cmd[64];
+		close(mkstemp(flag));
+		unlink(flag);
+		snprintf(cmd, sizeof cmd, "touch %s", flag);
+		struct _stp_run_options o = { .target_cmd = cmd };
+		rc = run(&m_quit, o);
+		unit_result("-c: the command never starts when begin exits",
+			    access(flag, F_OK) != 0, NULL);
+		unlink(flag);
+	}
+	{
+		struct _stp_run_options o = { .target_cmd = "sleep 30" };
+		double t0 = now_s();
+		rc = run(&m_sigterm, o);
+		double dt = now_s() - t0;
+		unit_check_str("SIGTERM ends a -c run", out, "tick end\n");
+		unit_result("-c: a running command is killed at the end", dt < 5, NULL);
+		unit_result("-c: the command is reaped", waitpid(-1, NULL, WNOHANG) < 0, NULL);
 	}
 
 	rc = run(&m_big, none);

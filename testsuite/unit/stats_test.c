@@ -245,6 +245,7 @@ static void buckets(void)
 {
 	struct _stp_stat *st = MAKE(STP_HIST_LOG, 0, 0, 0, 0, 1, 2, 3, 4, -1, 0);
 
+	unit_check_long("log buckets", _stp_stat_hist_nbuckets(st), 128);
 	unit_check_long("log bucket of 0", _stp_stat_hist_bucket(&ctx, st, 64), 1);
 	unit_check_long("log bucket of 1", _stp_stat_hist_bucket(&ctx, st, 65), 1);
 	unit_check_long("log bucket of 2..3", _stp_stat_hist_bucket(&ctx, st, 66), 2);
@@ -255,6 +256,8 @@ static void buckets(void)
 	ctx.last_error = NULL;
 	_stp_stat_free(st);
 	st = MAKE(STP_HIST_LINEAR, 0, 100, 10, 0, -1, 0, 9, 10, 100, 1000);
+	unit_check_long("linear buckets", _stp_stat_hist_nbuckets(st), 13);
+	unit_check_long("no histogram, no buckets", _stp_stat_hist_nbuckets(NULL), 0);
 	unit_check_long("linear underflow bucket", _stp_stat_hist_bucket(&ctx, st, 0), 1);
 	unit_check_long("linear first bucket", _stp_stat_hist_bucket(&ctx, st, 1), 2);
 	unit_check_long("linear second bucket", _stp_stat_hist_bucket(&ctx, st, 2), 1);
@@ -289,6 +292,18 @@ static void histograms(void)
 	check_hist("log negative", MAKE(STP_HIST_LOG, 0, 0, 0, 0, -4096, -2), logneg_want);
 	check_hist("log both signs", MAKE(STP_HIST_LOG, 0, 0, 0, 0, -1, 1), logpm_want);
 	check_hist("log zero", MAKE(STP_HIST_LOG, 0, 0, 0, 0, 0), logzero_want);
+	{
+		struct _stp_stat *st = MAKE(STP_HIST_LINEAR, 0, 1500, 50, 0, 444, 999);
+		char dst[512];
+		_stp_stat_sprint_hist(&ctx, st, dst);
+		unit_check_mem("sprint histogram, cut at MAXSTRINGLEN-1", dst, strlen(dst),
+			       nearly_want, 511);
+		_stp_stat_free(st);
+		st = MAKE(STP_HIST_LOG, 0, 0, 0, 0, 0);
+		_stp_stat_sprint_hist(&ctx, st, dst);
+		unit_check_str("sprint small histogram", dst, logzero_want);
+		_stp_stat_free(st);
+	}
 	check_hist("log largest", MAKE(STP_HIST_LOG, 0, 0, 0, 0, INT64_MAX), logmax_want);
 }
 
