@@ -1,4 +1,4 @@
-/* Associative arrays: a chained hash over up to 9 long/string keys, with
+/* Associative arrays: a chained hash over up to 32 long/string keys, with
  * entries also on a list in insertion order (unsorted foreach and
  * wrap-around use it: a full `%` array reuses its oldest entry, as
  * SystemTap does). Entries are reference counted so a foreach snapshot
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STP_MAX_KEYS 9
+#define STP_MAX_KEYS 32 /* the translator's STAP_MAX_ARITY */
 
 struct entry {
 	struct entry *hnext;        /* hash chain */

@@ -134,7 +134,7 @@ int64_t _stp_stat_hist_nbuckets(const struct _stp_stat *st);
 
 /* ---- maps (associative arrays) ---- */
 
-struct _stp_map; /* opaque; insertion-ordered hash of up to 9 keys */
+struct _stp_map; /* opaque; insertion-ordered hash of up to 32 keys */
 struct _stp_map *_stp_map_new(int nkeys, const enum _stp_type *keytypes,
 			      enum _stp_type vtype, int64_t maxentries, int wrap,
 			      const struct _stp_hist_spec *hist);

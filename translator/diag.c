@@ -220,6 +220,14 @@ void diag_warning_site(const char *site, const struct token *tok,
 	va_end(ap);
 }
 
+void diag_reset(void)
+{
+	n_parse = n_semantic = n_warnings = 0;
+	n_err_suppressed = n_warn_suppressed = 0;
+	seen_errors.n = seen_warnings.n = 0;
+	last_file = NULL;
+}
+
 int diag_parse_errors(void)
 {
 	return n_parse;

@@ -78,6 +78,10 @@ void diag_semantic_error2(const struct token *tok, const struct token *tok2,
 void diag_warning(const struct token *tok, const char *fmt, ...)
 	STAP_PRINTF(2, 3);
 
+/* Forget counts and seen messages (pass 1 calls it: a fuzz harness runs
+ * many sessions in one process). */
+void diag_reset(void);
+
 /* Counts since start. */
 int diag_parse_errors(void);
 int diag_semantic_errors(void);

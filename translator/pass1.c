@@ -136,6 +136,8 @@ static struct source_file *user_source(struct session *s)
 static int parse_all(struct session *s)
 {
 	int errors = 0, n = 0;
+	pp_reset();
+	diag_reset();
 	struct source_file *user = user_source(s);
 	if (!user)
 		return 1;

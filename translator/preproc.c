@@ -67,9 +67,9 @@ struct pp {
 
 static struct macro_table global_macros;
 
-struct macro_table *pp_global_macros(void)
+void pp_reset(void)
 {
-	return &global_macros;
+	global_macros.first = NULL;
 }
 
 struct pp *pp_new(struct session *s, const struct source_file *src)

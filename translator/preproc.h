@@ -13,8 +13,9 @@
 struct pp;
 struct macro_table;
 
-/* Macros visible from every file (.stpm files). */
-struct macro_table *pp_global_macros(void);
+/* Forget the public (.stpm) macros: each pass 1 starts afresh (the fuzz
+ * harness runs many in one process). */
+void pp_reset(void);
 
 struct pp *pp_new(struct session *s, const struct source_file *src);
 
