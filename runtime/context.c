@@ -6,6 +6,7 @@
 #include "stp_internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -25,16 +26,37 @@ int _stp_skipped_count;
 int _stp_exit_requested;
 pid_t _stp_target;
 
+/* Messages are cut at MAXSTRINGLEN-1 bytes, as SystemTap's are; the
+ * context's own error_buf (kept for compatibility) is only the fallback
+ * when this buffer cannot be had. One buffer is enough: handlers never
+ * nest, and a message is printed or caught before the next can be made. */
+static char *error_text;
+static size_t error_size;
+
 int64_t _stp_error(struct _stp_context *c, const char *fmt, ...)
 {
+	size_t want = _stp_maxstringlen > 1 ? (size_t)_stp_maxstringlen : 2;
+	char *buf = c ? c->error_buf : NULL;
+	size_t size = sizeof c->error_buf;
 	va_list ap;
 
 	if (!c)
 		return 0;
+	if (want > error_size) {
+		char *p = realloc(error_text, want);
+		if (p) {
+			error_text = p;
+			error_size = want;
+		}
+	}
+	if (error_size >= want) {
+		buf = error_text;
+		size = want;
+	}
 	va_start(ap, fmt);
-	vsnprintf(c->error_buf, sizeof c->error_buf, fmt, ap);
+	vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
-	c->last_error = c->error_buf;
+	c->last_error = buf;
 	return 0;
 }
 
@@ -116,6 +138,8 @@ int _stp_read_memory(struct _stp_context *c, uint64_t addr, void *buf, size_t le
 
 	if (len == 0)
 		return 0;
+	if (c && c->target)  /* a process probe: the target's memory */
+		return _stp_ctx_read_target(c, addr, buf, len);
 	do
 		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	while (n < 0 && errno == EINTR);

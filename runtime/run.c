@@ -16,6 +16,7 @@
 #endif
 #include "stp_internal.h"
 #include "target.h"
+#include "process.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -38,6 +39,7 @@ struct run {
 	struct timer *heap;
 	size_t ntimers;
 	int sigfd;
+	int engine;         /* process probes: the target runs under ptrace */
 	int64_t deadline;   /* -T, monotonic ns; 0 = none */
 	uint64_t rng;
 };
@@ -108,7 +110,7 @@ static int timers_init(struct run *r, int64_t now)
 
 /* ---- handlers ---- */
 
-static void run_handler(const struct _stp_probe *p)
+void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 {
 	struct _stp_context c;
 
@@ -116,9 +118,11 @@ static void run_handler(const struct _stp_probe *p)
 	/* As SystemTap: begin/end/error probes get MAXACTION_INTERRUPTIBLE
 	 * (ten times MAXACTION); generated code may set its own budget. */
 	c.actionremaining = _stp_maxaction;
-	if (p->kind != STP_PROBE_TIMER && c.actionremaining < INT64_MAX / 10)
+	if ((p->kind == STP_PROBE_BEGIN || p->kind == STP_PROBE_END || p->kind == STP_PROBE_ERROR) &&
+	    c.actionremaining < INT64_MAX / 10)
 		c.actionremaining *= 10;
 	c.probe = p;
+	c.target = tc;
 	_stp_regex_reset();
 	p->handler(&c);
 	_stp_print_flush(&c);
@@ -140,6 +144,11 @@ static void run_handler(const struct _stp_probe *p)
 		_stp_msg_error("Skipped too many probes, check MAXSKIPPED or try again "
 			       "with stap -t for more details.");
 	}
+}
+
+static void run_handler(const struct _stp_probe *p)
+{
+	_stp_run_probe(p, NULL);
 }
 
 static int by_sequence(const void *a, const void *b)
@@ -181,7 +190,7 @@ static int handle_signals(struct run *r)
 
 	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGCHLD)
-			stop |= _stp_target_reap(r->o->verbose);
+			stop |= r->engine ? _stp_proc_dispatch() : _stp_target_reap(r->o->verbose);
 		else
 			stop = 1;
 	}
@@ -299,7 +308,8 @@ static void run_session(struct run *r)
 	run_kind(r, STP_PROBE_BEGIN, STP_SESSION_STARTING);
 	if (_stp_session_state == STP_SESSION_STARTING)
 		_stp_session_state = STP_SESSION_RUNNING;
-	if (_stp_target_release() < 0 && _stp_session_state == STP_SESSION_RUNNING)
+	if ((r->engine ? _stp_proc_release() : _stp_target_release()) < 0 &&
+	    _stp_session_state == STP_SESSION_RUNNING)
 		_stp_session_state = STP_SESSION_ERROR;
 	if (timers_init(r, _stp_gettime_ns(CLOCK_MONOTONIC)) == 0)
 		event_loop(r);
@@ -336,7 +346,8 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		_stp_transport_close();
 		return 1;
 	}
-	if (_stp_target_start(o, &oldmask) < 0) {
+	r.engine = _stp_proc_wanted(m);
+	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o, &oldmask)) < 0) {
 		setup_failed = 1;  /* said why; no probe ran, so no summary */
 	} else {
 		if (o->timeout_s > 0)
@@ -344,7 +355,10 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 				     (int64_t)o->timeout_s * 1000000000;
 		run_session(&r);
 	}
-	_stp_target_finish(o->verbose);
+	if (r.engine)
+		_stp_proc_finish(o->verbose);
+	else
+		_stp_target_finish(o->verbose);
 	_stp_transport_close();
 	_stp_regex_cleanup();
 	free(r.heap);

@@ -43,7 +43,8 @@ struct _stp_context {
 	int nesting;              /* function call depth, for MAXNESTING; 0 in the handler body */
 	const struct _stp_probe *probe;
 	int aborted;              /* abort() or fatal: stop everything now */
-	char error_buf[256];      /* storage for formatted last_error */
+	char error_buf[256];      /* unused but for a fallback: _stp_error keeps
+				     * up to MAXSTRINGLEN-1 bytes elsewhere */
 	/* later issues: the target thread, registers, ... */
 	void *target;
 };
@@ -189,6 +190,36 @@ int _stp_read_memory(struct _stp_context *c, uint64_t addr, void *buf, size_t le
 /* target(): the -c child's or -x pid, 0 without one. */
 int64_t _stp_target_pid(void);
 
+/* ---- the target thread of a process probe (runtime/context_target.c) ----
+ * In begin/end/timer probes there is none: the _ctx_ calls then describe
+ * the tracer itself (pid, tid) or fail (registers). */
+/* A register by DWARF number (x86-64: 0 rax 1 rdx 2 rcx 3 rbx 4 rsi 5 rdi
+ * 6 rbp 7 rsp 8-15 r8-r15 16 rip); 0, or -1 with an error set in c. */
+int _stp_ctx_reg(struct _stp_context *c, int dwarf_regno, uint64_t *out);
+int64_t _stp_ctx_pid(struct _stp_context *c);
+int64_t _stp_ctx_tid(struct _stp_context *c);
+/* The probed address (uaddr()), 0 without a target thread. */
+uint64_t _stp_ctx_uaddr(struct _stp_context *c);
+/* The load bias of the probe's module in the target, 0 if none. */
+uint64_t _stp_ctx_bias(struct _stp_context *c);
+int _stp_ctx_is_return(struct _stp_context *c);
+/* Has the context a target thread (process probe)? */
+int _stp_ctx_has_target(struct _stp_context *c);
+/* Read an integer of size 1/2/4/8 at addr in the target, sign-extended if
+ * is_signed; on a fault sets the error and returns 0. */
+int64_t _stp_ctx_read_int(struct _stp_context *c, uint64_t addr, int size, int is_signed);
+/* The target's memory, as _stp_read_memory (which calls it when the
+ * context has a target thread). */
+int _stp_ctx_read_target(struct _stp_context *c, uint64_t addr, void *buf, size_t len);
+/* execname() of the target (its comm), or of the tracer without one. */
+void _stp_ctx_execname(struct _stp_context *c, char *dst, size_t len);
+/* ppid(), uid() (real) of the target, or of the tracer without one. */
+int64_t _stp_ctx_ppid(struct _stp_context *c);
+int64_t _stp_ctx_uid(struct _stp_context *c);
+/* usymname (what 0), usymdata (1), umodname (2) of an address of the
+ * target, in SystemTap's formats ("0x..." when unknown). */
+void _stp_ctx_usym(struct _stp_context *c, int what, uint64_t addr, char *dst, size_t len);
+
 /* ---- time ---- */
 int64_t _stp_gettime_ns(int clock_id); /* CLOCK_REALTIME, CLOCK_MONOTONIC ... */
 
@@ -200,6 +231,12 @@ enum _stp_probe_kind {
 	STP_PROBE_ERROR,
 	STP_PROBE_NEVER,
 	STP_PROBE_TIMER,
+	/* process probes (runtime/process_probes.c): run under the ptrace
+	 * engine, with the stopped target thread in the context */
+	STP_PROBE_PROCESS_FUNCTION, /* at module + addr */
+	STP_PROBE_PROCESS_RETURN,   /* when the function at module + addr returns */
+	STP_PROBE_PROCESS_BEGIN,    /* a process of module starts (exec, or attach) */
+	STP_PROBE_PROCESS_END,      /* a process of module ends */
 };
 
 struct _stp_probe {
@@ -210,6 +247,12 @@ struct _stp_probe {
 	int64_t sequence;          /* begin(N): lower first; same N in script order */
 	int64_t interval_ns;       /* timers */
 	int64_t randomize_ns;      /* timers: +- uniform jitter, 0 none */
+	/* process probes: the executable (absolute path; NULL or "" for any
+	 * traced process), an ELF vaddr in it, and the page-aligned lowest
+	 * PT_LOAD vaddr (a PIE's load bias is its mapped start minus this) */
+	const char *module;
+	uint64_t addr;
+	uint64_t module_base;
 };
 
 struct _stp_module {

@@ -1,5 +1,7 @@
 /* Run-time symbolization with libdwfl's linux-proc callbacks. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "symbols.h"
 
 #include <dlfcn.h>

@@ -30,8 +30,10 @@
  *
  * Like SystemTap, a semantic error or warning whose file is the same as the
  * previous semantic error's/warning's prints an empty file name (":1:5").
- * A message raised again from the same place (same format string) is
- * counted as suppressed instead of printed unless verbose (msg_verbose > 0).
+ * A repeated message is counted as suppressed instead of printed, unless
+ * verbose (msg_verbose > 0): parse errors repeat when their text does,
+ * semantic errors and warnings when their format string (or SITE) does,
+ * SystemTap's approximation of "raised from the same place".
  */
 #ifndef STAP_DIAG_H
 #define STAP_DIAG_H

@@ -2,7 +2,9 @@
  * a given executable (simple cases: DT_RPATH, LD_LIBRARY_PATH,
  * DT_RUNPATH with $ORIGIN, /etc/ld.so.cache, the default directories;
  * no hwcaps subdirectories, no dlopen'ed libraries). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_query.h"
 
 #include <errno.h>

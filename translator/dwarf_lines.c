@@ -1,5 +1,7 @@
 /* .statement("FUNC@FILE:LINE"): line-table rows inside matching functions. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_query.h"
 
 #include <dwarf.h>

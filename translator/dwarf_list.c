@@ -1,5 +1,7 @@
 /* stap -l / -L lines for user-space probe points. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_list.h"
 
 #include "dwarf_vars.h"

@@ -1,6 +1,8 @@
 /* .plt("NAME"): find each PLT stub's GOT slot (the rip-relative indirect
  * jmp in the stub) and name it by the relocation that fills that slot. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_query.h"
 
 #include <errno.h>

@@ -1,5 +1,7 @@
 /* Target variables: SystemTap's pretty-printing ($x$, $x$$, $$vars...). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_vars.h"
 #include "dwarf_vars_int.h"
 

@@ -1,6 +1,8 @@
 /* Function and statement resolution against DWARF, with the ELF symbol
  * tables as the fallback for binaries without debug info. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_query.h"
 
 #include <dwarf.h>

@@ -1,5 +1,7 @@
 /* Target variables: types, locations and the variables in scope. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "dwarf_vars.h"
 #include "dwarf_vars_int.h"
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "elaborate.h"
+#include "probes_process.h"
 
 /* diag.c tells repeated messages apart by their format string. SystemTap
  * keys errors by the place in the translator that raised them (so errors
@@ -171,10 +172,12 @@ int pass2_elaborate(struct session *s)
 
 	/* Deriving probes and resolving symbols feed each other: a pulled
 	 * tapset file may bring probes, whose bodies call functions. */
-	int before;
+	int before, lowered = 0;
 	do {
 		before = c.user_probes.n + s->functions.n + s->globals.n;
 		elab_derive_probes(&c);
+		proc_lower_targets(&c, lowered);
+		lowered = s->probes.n;
 		collect_bodies(&c);
 		elab_resolve(&c);
 	} while (before != c.user_probes.n + s->functions.n + s->globals.n ||

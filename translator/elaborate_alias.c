@@ -499,21 +499,27 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	cp->condition = and_conditions(cond, pp->condition);
 	if (cp->condition)
 		body = guard_body(body, cp->condition);
-	dp->probe = body;
-	dp->point = cp;
-	dp->pp = pp_text(pp);
-	dp->alias_pp = chain_text(chain);
-	if (chain->al) {
-		struct probe_component *v0 = chain->via->components.v[0];
-		dp->tok = v0->tok;
-	} else {
-		dp->tok = chain->user->tok;
+	/* A resolver may give several probes for one point (dp->more: one
+	 * per function matched); each keeps the pp() text it set. */
+	int count = 0;
+	for (; dp; dp = dp->more, count++) {
+		dp->probe = body;
+		dp->point = cp;
+		if (!dp->pp)
+			dp->pp = pp_text(pp);
+		dp->alias_pp = chain_text(chain);
+		if (chain->al) {
+			struct probe_component *v0 = chain->via->components.v[0];
+			dp->tok = v0->tok;
+		} else {
+			dp->tok = chain->user->tok;
+		}
+		vec_push(&chain_dps, dp);
+		vec_push(&chain_recs, (void *)chain);
+		dp->id = c->s->probes.n;
+		vec_push(&c->s->probes, dp);
 	}
-	vec_push(&chain_dps, dp);
-	vec_push(&chain_recs, (void *)chain);
-	dp->id = c->s->probes.n;
-	vec_push(&c->s->probes, dp);
-	return 1;
+	return count;
 }
 
 static void derive_probe(struct elab *c, struct probe *p)

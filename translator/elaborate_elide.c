@@ -134,11 +134,17 @@ static struct vardecl *lvalue_var(struct expr *e)
 	return NULL;
 }
 
-/* arg: non-NULL when counting for auto-printing, where only plain reads
- * count (not "+=" or "++") and "delete" counts as a read. */
+/* The expressions whose value is thrown away: that of the expression
+ * statement or for-loop clause being walked. */
+static const struct expr *unused_value[2];
+
+/* arg: non-NULL when counting for auto-printing, where "+=" or "++" count
+ * as reads only when their value is used (x = a[k]++, not a[k]++;), as in
+ * SystemTap, and "delete" counts as a read. */
 static int count_expr(struct expr *e, void *arg)
 {
 	struct vardecl *v;
+	int used = !arg || (e != unused_value[0] && e != unused_value[1]);
 	switch (e->kind) {
 	case E_SYMBOL:
 		if (e->var)
@@ -148,7 +154,7 @@ static int count_expr(struct expr *e, void *arg)
 		v = lvalue_var(e->left);
 		if (v) {
 			v->written++;
-			if (strcmp(e->op, "=") && strcmp(e->op, "<<<") && !arg)
+			if (strcmp(e->op, "=") && strcmp(e->op, "<<<") && used)
 				v->read++;
 			/* The lvalue itself is not a read; its indexes are. */
 			if (e->left->kind == E_INDEX) {
@@ -165,6 +171,8 @@ static int count_expr(struct expr *e, void *arg)
 		v = lvalue_var(e->left);
 		if (v)
 			v->written++;
+		if (v && arg && used)
+			v->read++;
 		if (v && arg) {
 			if (e->left->kind == E_INDEX) {
 				struct expr *a;
@@ -189,6 +197,14 @@ static int count_stmt(struct stmt *s, void *arg)
 {
 	struct expr *x;
 	switch (s->kind) {
+	case S_EXPR:
+		unused_value[0] = s->value;
+		unused_value[1] = NULL;
+		break;
+	case S_FOR:
+		unused_value[0] = s->init;
+		unused_value[1] = s->incr;
+		break;
 	case S_DELETE: {
 		struct vardecl *v = lvalue_var(s->value);
 		if (v) {
@@ -239,6 +255,7 @@ void elab_count_uses(struct elab *c)
 void elab_count_uses_mode(struct elab *c, void *autoprint)
 {
 	struct probe *p;
+	unused_value[0] = unused_value[1] = NULL;
 	vec_foreach (struct probe *, p, &c->bodies)
 		zero_vars(&p->locals);
 	struct functiondecl *fd;

@@ -9,6 +9,7 @@
  * function frames are static arrays indexed by call depth (MAXNESTING of
  * them), so recursion works and big strings never sit on the C stack. */
 #include "emit.h"
+#include "diag.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -91,18 +92,30 @@ void emit_fail(struct emitter *E, const char *msg_literal, const struct token *t
 		 emit_tokloc(t), E->err_label);
 }
 
+static int emit_stopped;
+
 void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	char *msg = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (t && t->loc.file)
-		fprintf(stderr, "semantic error: %s: %s at %s:%d:%d\n", msg, token_describe(t),
-			t->loc.file->name, t->loc.line, t->loc.col);
-	else
-		fprintf(stderr, "ERROR: %s\n", msg);
+	/* After a fatal error SystemTap's translator stops: nothing more is
+	 * reported, but the pass still fails. */
+	if (!emit_stopped) {
+		if (t && t->loc.file)
+			diag_semantic_error_site(msg, t, "%s", msg);
+		else
+			fprintf(stderr, "ERROR: %s\n", msg);
+	}
+	free(msg);
 	E->errors++;
+}
+
+void emit_fatal(struct emitter *E, const struct token *t, const char *msg)
+{
+	emit_error(E, t, "%s", msg);
+	emit_stopped = 1;
 }
 
 const char *emit_ctype(enum exp_type t)
@@ -249,7 +262,7 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 		gs = find_gset(s, v->name);
 		if (v->arity > 0) {
 			sb_printf(o, "\t{\n\t\tstatic const enum _stp_type kt[] = { ");
-			for (int i = 0; i < v->arity && i < 9; i++)
+			for (int i = 0; i < v->arity && i < STAP_MAX_ARITY; i++)
 				sb_printf(o, "%s%s", i ? ", " : "", stp_type(v->index_types[i]));
 			sb_printf(o, " };\n\t\tstatic const struct _stp_hist_spec hs = ");
 			hist_spec(o, v);
@@ -408,15 +421,8 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	E->in_function = 0;
 	char *code = gen_body(E, p->body, &tmps);
 
-	/* The probe point's condition: skip the handler when false. */
-	struct strbuf cond = {0};
-	if (dp->point && dp->point->condition) {
-		E->o = &cond;
-		E->err_label = "out";
-		emit_raw(E, "\tif (!(");
-		emit_expr(E, dp->point->condition);
-		emit_raw(E, "))\n\t\tgoto out;\n");
-	}
+	/* A probe point's condition needs nothing here: pass 2 has put
+	 * "if (!(COND)) next" at the start of the body. */
 
 	sb_printf(decls, "struct p_%d_locals {\n", idx);
 	vec_foreach (struct vardecl *, v, &p->locals)
@@ -435,8 +441,8 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	/* begin/end/error probes run "with interrupts enabled" in SystemTap's
 	 * terms and get the larger budget. */
 	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n",
-		  dp->kind == PK_TIMER ? "MAXACTION" : "MAXACTION_INTERRUPTIBLE");
-	sb_puts(defs, sb_str(&cond));
+		  dp->kind == PK_TIMER || dp->kind >= PK_PROCESS_FUNCTION ? "MAXACTION"
+									      : "MAXACTION_INTERRUPTIBLE");
 	sb_puts(defs, code);
 	sb_puts(defs, "out: __attribute__((unused));\n\t_stp_print_flush(c);\n}\n\n");
 }
@@ -452,6 +458,14 @@ static const char *probe_kind_name(enum probe_kind k)
 		return "STP_PROBE_ERROR";
 	case PK_NEVER:
 		return "STP_PROBE_NEVER";
+	case PK_PROCESS_FUNCTION:
+		return "STP_PROBE_PROCESS_FUNCTION";
+	case PK_PROCESS_RETURN:
+		return "STP_PROBE_PROCESS_RETURN";
+	case PK_PROCESS_BEGIN:
+		return "STP_PROBE_PROCESS_BEGIN";
+	case PK_PROCESS_END:
+		return "STP_PROBE_PROCESS_END";
 	default:
 		return "STP_PROBE_TIMER";
 	}
@@ -629,10 +643,16 @@ int pass3_translate(struct session *s)
 			char *loc = t && t->loc.file ? xasprintf("%s:%d:%d", t->loc.file->name,
 								 t->loc.line, t->loc.col)
 						     : xstrdup("");
-			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %lld, %lld, %lld },\n",
+			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %lld, %lld, %lld",
 				  probe_kind_name(dp->kind), dp_i, emit_cstr(dp->pp ? dp->pp : ""),
 				  emit_cstr(loc), (long long)dp->sequence,
 				  (long long)dp->interval_ns, (long long)dp->randomize_ns);
+			if (dp->module || dp->addr)
+				sb_printf(&out, ", %s, 0x%llxull, 0x%llxull",
+					  dp->module ? emit_cstr(dp->module) : "0",
+					  (unsigned long long)dp->addr,
+					  (unsigned long long)dp->module_base);
+			sb_puts(&out, " },\n");
 		}
 		sb_puts(&out, "};\n\n");
 	}

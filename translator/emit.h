@@ -91,6 +91,9 @@ const char *emit_tokloc(const struct token *t);
 void emit_fail(struct emitter *E, const char *msg_literal, const struct token *t);
 /* Report a translation error (an unsupported construct). */
 void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...) STAP_PRINTF(3, 4);
+/* The same, after which no further translation error is reported (as
+ * SystemTap's translator, which gives up at such an error). */
+void emit_fatal(struct emitter *E, const struct token *t, const char *msg);
 
 /* Expressions (emit_expr.c): write a C expression of type int64_t (long),
  * const char * (string) or const struct _stp_stat * (stats). */

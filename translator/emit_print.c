@@ -64,8 +64,12 @@ void emit_print(struct emitter *E, const struct expr *e)
 				else
 					put_escaped_pct(&fmt, delim->str);
 			}
+			/* SystemTap reports this once when it sizes the
+			 * handler's temporaries and again when it translates
+			 * it: the second is counted as a similar message. */
 			if (a->type == T_STATS || a->kind == E_HIST)
-				emit_error(E, a->tok, "cannot print a statistics value this way");
+				for (int k = 0; k < 2; k++)
+					emit_error(E, a->tok, "print format actual argument evaluation type unsupported");
 			sb_puts(&fmt, a->type == T_STRING ? "%s" : "%d");
 		}
 	}

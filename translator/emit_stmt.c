@@ -406,8 +406,8 @@ void emit_stmt(struct emitter *E, const struct stmt *st)
 	case S_CONTINUE:
 		emit_action(E, st->tok);
 		if (!E->brk_label)
-			emit_error(E, st->tok, "%s outside a loop",
-				   st->kind == S_BREAK ? "break" : "continue");
+			emit_fatal(E, st->tok, st->kind == S_BREAK ? "cannot 'break' outside loop"
+								  : "cannot 'continue' outside loop");
 		else
 			emit_line(E, "goto %s;",
 				  st->kind == S_BREAK ? E->brk_label : E->cont_label);

@@ -164,8 +164,13 @@ static void parse_args(struct parser *p, struct vec *out, int print, int empty_o
 	}
 }
 
-/* Check a printf format's conversions as SystemTap does at parse time. */
-static int format_ok(const char *f)
+enum format_check { FMT_OK, FMT_BAD_CONVERSION, FMT_TRAILING };
+
+/* Check a printf format's conversions as SystemTap 4.8 does at parse
+ * time: %[flag][width][.prec][l]conv, one flag at most; at the end of the
+ * string an unfinished conversion is an error only if it gave a flag, a
+ * width or a precision (SystemTap's quirk). */
+static enum format_check format_check(const char *f)
 {
 	for (; *f; f++) {
 		if (*f != '%')
@@ -173,28 +178,42 @@ static int format_ok(const char *f)
 		f++;
 		if (*f == '%')
 			continue;
-		while (*f && strchr("-+ #0", *f))
+		if (!*f)
+			return FMT_BAD_CONVERSION;
+		int given = 0;
+		if (strchr("-+ #0", *f)) {
 			f++;
-		if (*f == '*')
+			given = 1;
+		}
+		if (*f == '*') {
 			f++;
-		else
-			while (*f >= '0' && *f <= '9')
+			given = 1;
+		} else {
+			while (*f >= '0' && *f <= '9') {
 				f++;
+				given = 1;
+			}
+		}
 		if (*f == '.') {
 			f++;
-			if (*f == '*')
+			if (*f == '*') {
 				f++;
-			else
-				while (*f >= '0' && *f <= '9')
+				given = 1;
+			} else {
+				while (*f >= '0' && *f <= '9') {
 					f++;
+					given = 1;
+				}
+			}
 		}
-		while (*f == 'l' || *f == 'h' || *f == 'L' || *f == 'j' ||
-		       *f == 'z' || *f == 't')
+		if (*f == 'l')
 			f++;
-		if (!*f || !strchr("diouxXscpbmM", *f))
-			return 0;
+		if (!*f)
+			return given ? FMT_TRAILING : FMT_OK;
+		if (!strchr("diouxXscpbmM", *f))
+			return FMT_BAD_CONVERSION;
 	}
-	return 1;
+	return FMT_OK;
 }
 
 static const struct {
@@ -224,9 +243,13 @@ static struct expr *parse_print(struct parser *p, const struct token *name, int 
 			pass1_throw(f, 1, "expected literal string");
 		struct expr *fe = parse_literal(p, 0);
 		vec_push(&e->args, fe);
-		if (e->print_has_fmt && !format_ok(fe->str))
+		enum format_check fc = e->print_has_fmt ? format_check(fe->str) : FMT_OK;
+		if (fc == FMT_BAD_CONVERSION)
 			pass1_throw(parser_peek(p), 1,
 				    "invalid or missing conversion specifier");
+		if (fc == FMT_TRAILING)
+			pass1_throw(parser_peek(p), 1,
+				    "trailing incomplete print format conversion");
 		const struct token *t = parser_next(p);
 		if (parser_is_op(t, ")"))
 			return e;

@@ -1,7 +1,7 @@
 /* Probe points that need the kernel (kprobes, tracepoints, perf, ...) or
  * a traced process. They parse, and resolve to a clear error: this
- * implementation traces user space only. process(...) points are added by
- * a later change; until then they are rejected here too. */
+ * implementation traces user space only. process(...) points are in
+ * probes_process.c. */
 #include "elaborate.h"
 
 static enum pp_result kernel_only(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
@@ -14,15 +14,6 @@ static enum pp_result kernel_only(struct elab *c, struct probe_point *pp, struct
 		       "probe point '%s' needs the kernel: this implementation "
 		       "traces user space only",
 		       c0->functor);
-}
-
-static enum pp_result not_yet(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
-			      struct pp_error *err)
-{
-	(void)c;
-	(void)dp;
-	struct probe_component *c0 = pp->components.v[0];
-	return pp_fail(err, c0->tok, "process probe points are not supported yet");
 }
 
 #define KERNEL_KIND(n) static const struct probe_kind_ops kind_##n = {#n, kernel_only, NULL};
@@ -45,5 +36,3 @@ const struct probe_kind_ops *const probes_kernel_ops[] = {
     &kind_netfilter, &kind_perf,    &kind_procfs,     &kind_hrtimer, &kind_java,
     &kind_python2,   &kind_python3, &kind_tracepoint, NULL,
 };
-
-const struct probe_kind_ops probes_process_ops = {"process", not_yet, NULL};

@@ -1,5 +1,7 @@
 /* .note.stapsdt reader and SDT argument parser (x86-64 AT&T operands). */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "sdt.h"
 
 #include <ctype.h>

@@ -12,7 +12,10 @@ enum probe_kind {
 	PK_ERROR,
 	PK_NEVER,
 	PK_TIMER, /* timer.s/ms/us/ns/hz/jiffies, with .randomize */
-	/* later issues add process probes here */
+	PK_PROCESS_FUNCTION, /* process(...).function(...)[.call] */
+	PK_PROCESS_RETURN,   /* process(...).function(...).return */
+	PK_PROCESS_BEGIN,    /* process[(...)].begin */
+	PK_PROCESS_END,      /* process[(...)].end */
 };
 
 /* One concrete probe point a probe body is attached to, after aliases and
@@ -29,6 +32,15 @@ struct derived_probe {
 	/* pass 2: where messages about this probe point: the 'probe' keyword,
 	 * or for an alias expansion the point that named the alias */
 	const struct token *tok;
+	/* process probes (probes_process.c): the executable's absolute path
+	 * (NULL: any traced process), the ELF vaddr probed, the page-aligned
+	 * lowest PT_LOAD vaddr, and the resolver's own data (struct
+	 * proc_point *, for target variables). more: further probes the same
+	 * point resolved to (one per matched function). */
+	const char *module;
+	uint64_t addr, module_base;
+	void *proc;
+	struct derived_probe *more;
 };
 
 struct define { const char *name, *value; };  /* -D NAME[=VALUE] */

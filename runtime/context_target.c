@@ -1,0 +1,221 @@
+/* The context API for the target thread of a process probe: registers,
+ * memory, ids. Without a target (begin/end/timer probes) the ids describe
+ * the tracer itself, as before process probes existed. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "stp_internal.h"
+#include "process.h"
+#include "symbols.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static struct _stp_tctx *tctx(struct _stp_context *c)
+{
+	return c ? (struct _stp_tctx *)c->target : NULL;
+}
+
+int _stp_ctx_has_target(struct _stp_context *c)
+{
+	return tctx(c) != NULL;
+}
+
+int64_t _stp_ctx_pid(struct _stp_context *c)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	return tc ? tc->pid : getpid();
+}
+
+int64_t _stp_ctx_tid(struct _stp_context *c)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	return tc ? tc->tid : (int64_t)syscall(SYS_gettid);
+}
+
+uint64_t _stp_ctx_uaddr(struct _stp_context *c)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	return tc ? tc->uaddr : 0;
+}
+
+uint64_t _stp_ctx_bias(struct _stp_context *c)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	return tc ? tc->bias : 0;
+}
+
+int _stp_ctx_is_return(struct _stp_context *c)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	return tc ? tc->is_return : 0;
+}
+
+/* DWARF register numbers of x86-64, in user_regs_struct. */
+static int reg_value(const struct user_regs_struct *r, int n, uint64_t *out)
+{
+	static const size_t offs[] = {
+		offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
+		offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
+		offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+		offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
+		offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
+		offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+		offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+		offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
+		offsetof(struct user_regs_struct, rip),
+	};
+
+	if (n < 0 || n >= (int)(sizeof offs / sizeof offs[0]))
+		return -1;
+	memcpy(out, (const char *)r + offs[n], sizeof *out);
+	return 0;
+}
+
+int _stp_ctx_reg(struct _stp_context *c, int dwarf_regno, uint64_t *out)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	*out = 0;
+	if (!tc || !tc->t) {
+		_stp_error(c, "cannot access registers in this probe");
+		return -1;
+	}
+	if (!tc->have_regs) {
+		int rc = _stp_pt_get_regs(tc->t, &tc->regs);
+		if (rc < 0) {
+			_stp_error(c, "couldn't read registers: %s", strerror(-rc));
+			return -1;
+		}
+		tc->have_regs = 1;
+	}
+	if (reg_value(&tc->regs, dwarf_regno, out) < 0) {
+		_stp_error(c, "unsupported register %d", dwarf_regno);
+		return -1;
+	}
+	return 0;
+}
+
+int _stp_ctx_read_target(struct _stp_context *c, uint64_t addr, void *buf, size_t len)
+{
+	struct _stp_tctx *tc = tctx(c);
+	int rc;
+
+	if (!tc || !tc->t) {
+		_stp_error(c, "read fault [man error::fault] at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	rc = _stp_pt_read(tc->t, addr, buf, len);
+	if (rc < 0) {
+		_stp_error(c, "read fault [man error::fault] at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	return 0;
+}
+
+int64_t _stp_ctx_read_int(struct _stp_context *c, uint64_t addr, int size, int is_signed)
+{
+	unsigned char b[8] = { 0 };
+	uint64_t v = 0;
+
+	if (size < 1 || size > 8)
+		size = 8;
+	if (_stp_ctx_read_target(c, addr, b, (size_t)size) < 0)
+		return 0;
+	for (int i = size - 1; i >= 0; i--)
+		v = v << 8 | b[i];
+	if (is_signed && size < 8 && (v >> (size * 8 - 1)) & 1)
+		v |= ~0ull << (size * 8);
+	return (int64_t)v;
+}
+
+/* One line of /proc/PID/status ("Uid:", "PPid:"), first number; -1. */
+static int64_t status_field(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int64_t v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, key, klen)) {
+			v = strtoll(line + klen, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+void _stp_ctx_execname(struct _stp_context *c, char *dst, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	if (!len)
+		return;
+	dst[0] = '\0';
+	if (tctx(c) && tctx(c)->comm && tctx(c)->comm[0]) {
+		snprintf(dst, len, "%s", tctx(c)->comm);
+		return;
+	}
+	snprintf(path, sizeof path, "/proc/%lld/comm", (long long)_stp_ctx_pid(c));
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(dst, (int)len, f))
+		dst[strcspn(dst, "\n")] = '\0';
+	fclose(f);
+}
+
+int64_t _stp_ctx_ppid(struct _stp_context *c)
+{
+	return tctx(c) ? status_field(tctx(c)->pid, "PPid:") : getppid();
+}
+
+int64_t _stp_ctx_uid(struct _stp_context *c)
+{
+	return tctx(c) ? status_field(tctx(c)->pid, "Uid:") : getuid();
+}
+
+/* The symbol table of the last process asked about. */
+static struct _stp_symtab *symtab;
+static pid_t symtab_pid;
+
+void _stp_ctx_usym(struct _stp_context *c, int what, uint64_t addr, char *dst, size_t len)
+{
+	pid_t pid = (pid_t)_stp_ctx_pid(c);
+
+	if (!tctx(c)) {
+		snprintf(dst, len, "0x%llx", (unsigned long long)addr);
+		return;
+	}
+	if (!symtab || symtab_pid != pid) {
+		if (symtab)
+			_stp_sym_close(symtab);
+		symtab = _stp_sym_open(pid);
+		symtab_pid = pid;
+	}
+	if (!symtab) {
+		snprintf(dst, len, "0x%llx", (unsigned long long)addr);
+		return;
+	}
+	if (what == 0)
+		_stp_sym_usymname(symtab, addr, dst, len);
+	else if (what == 1)
+		_stp_sym_usymdata(symtab, addr, dst, len);
+	else
+		_stp_sym_umodname(symtab, addr, dst, len);
+}

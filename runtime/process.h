@@ -1,0 +1,44 @@
+/* Process probes under the ptrace engine: the runtime-internal side shared
+ * by run.c (the loop), process_probes.c (placing probes, engine callbacks)
+ * and context_target.c (the context API generated code calls). */
+#ifndef STP_PROCESS_H
+#define STP_PROCESS_H
+
+#include "stap_runtime.h"
+#include "ptrace_engine.h"
+
+#include <signal.h>
+#include <sys/user.h>
+
+/* What c->target points at while a process probe's handler runs. */
+struct _stp_tctx {
+	struct _stp_pt_thread *t; /* NULL in process.end (the process is gone) */
+	pid_t pid, tid;
+	uint64_t uaddr;           /* the probe point's address */
+	uint64_t bias;            /* load bias of the probe's module */
+	int is_return;
+	const char *comm;         /* the process's name, kept for process.end */
+	int have_regs;
+	struct user_regs_struct regs;
+};
+
+/* Does the module have process probes (then the run goes through the
+ * engine instead of target.c)? */
+int _stp_proc_wanted(const struct _stp_module *m);
+/* -c: launch under the engine, probes placed before the first instruction;
+ * -x: attach and place probes. Threads stay stopped until
+ * _stp_proc_release(). -1 after printing an error. */
+int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o);
+/* After the begin probes: let the target run. -1 on failure. */
+int _stp_proc_release(void);
+/* After SIGCHLD: handle engine events; 1 when the run should end (the
+ * target has exited). */
+int _stp_proc_dispatch(void);
+/* End of run, outside handlers: detach everything (an -x process keeps
+ * running as found), kill and reap a -c command still running. */
+void _stp_proc_finish(int verbose);
+
+/* run.c: run one probe's handler with a target context (NULL: none). */
+void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
+
+#endif

@@ -1,0 +1,380 @@
+/* Process probes: the run's target under the ptrace engine. -c launches
+ * the command (through /bin/sh -c, following forks) and places the probes
+ * of a program whenever a traced process execs it, before its first
+ * instruction; -x attaches and places them at once. Function probes are
+ * engine probes at module address + load bias; return probes are engine
+ * return probes (a breakpoint at the return site matched by stack
+ * pointer). The run ends when the target process exits; on any other end
+ * (exit(), -T, a signal) everything is detached, and a -c command still
+ * running is killed, as target.c does without process probes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "stp_internal.h"
+#include "process.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Per traced process: what it runs and where it is loaded. */
+struct pstate {
+	char exe[PATH_MAX];
+	uint64_t base; /* start of the executable's mapping at file offset 0 */
+	char comm[17]; /* its name (execname() after it is gone) */
+};
+
+static struct _stp_pt_session *S;
+static const struct _stp_module *M;
+static struct _stp_pt_proc *root;
+static pid_t root_pid;
+static int launched, root_gone, root_status, verbose_exit;
+
+static int is_process_kind(enum _stp_probe_kind k)
+{
+	return k == STP_PROBE_PROCESS_FUNCTION || k == STP_PROBE_PROCESS_RETURN ||
+	       k == STP_PROBE_PROCESS_BEGIN || k == STP_PROBE_PROCESS_END;
+}
+
+int _stp_proc_wanted(const struct _stp_module *m)
+{
+	for (int i = 0; m && i < m->nprobes; i++)
+		if (is_process_kind(m->probes[i].kind))
+			return 1;
+	return 0;
+}
+
+static struct pstate *pstate_of(struct _stp_pt_proc *p)
+{
+	void **u = _stp_pt_proc_user(p);
+
+	if (!*u)
+		*u = calloc(1, sizeof(struct pstate));
+	return *u;
+}
+
+/* The executable of pid and the start of its mapping at offset 0. */
+static void read_exe(pid_t pid, struct pstate *ps)
+{
+	char path[64], line[PATH_MAX + 128];
+	ssize_t n;
+	FILE *f;
+
+	ps->exe[0] = '\0';
+	ps->base = 0;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	n = readlink(path, ps->exe, sizeof ps->exe - 1);
+	ps->exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	ps->comm[0] = '\0';
+	if (f) {
+		if (fgets(ps->comm, sizeof ps->comm, f))
+			ps->comm[strcspn(ps->comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi, off;
+		int pos = 0;
+		char *name;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s%n", &lo, &hi, &off, &pos) < 3)
+			continue;
+		name = line + pos;
+		while (*name == ' ')
+			name++;
+		name[strcspn(name, "\n")] = '\0';
+		if (off == 0 && !strcmp(name, ps->exe)) {
+			ps->base = lo;
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* Does a probe's module name this executable? */
+static int module_matches(const struct _stp_probe *p, const char *exe)
+{
+	char real[PATH_MAX];
+
+	if (!p->module || !*p->module)
+		return 1;
+	if (!strcmp(p->module, exe))
+		return 1;
+	return realpath(p->module, real) && !strcmp(real, exe);
+}
+
+static uint64_t bias_of(const struct _stp_probe *p, const struct pstate *ps)
+{
+	return ps->base >= p->module_base ? ps->base - p->module_base : 0;
+}
+
+static int can_run(void)
+{
+	return _stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested;
+}
+
+static void fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid,
+		 uint64_t uaddr, uint64_t bias, const char *comm)
+{
+	struct _stp_tctx tc;
+
+	memset(&tc, 0, sizeof tc);
+	tc.t = t;
+	tc.pid = t ? _stp_pt_pid(t) : pid;
+	tc.tid = t ? _stp_pt_tid(t) : pid;
+	tc.uaddr = uaddr;
+	tc.bias = bias;
+	tc.is_return = p->kind == STP_PROBE_PROCESS_RETURN;
+	tc.comm = comm;
+	_stp_run_probe(p, &tc);
+}
+
+static int on_hit(struct _stp_pt_thread *t, struct _stp_pt_probe *pr, void *data)
+{
+	const struct _stp_probe *p = data;
+	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
+
+	(void)pr;
+	if (can_run() && ps)
+		fire(p, t, 0, _stp_pt_probe_point(t), bias_of(p, ps), ps->comm);
+	return 0;
+}
+
+static void fire_kind(enum _stp_probe_kind kind, struct _stp_pt_thread *t, pid_t pid,
+		      const struct pstate *ps)
+{
+	for (int i = 0; i < M->nprobes && can_run(); i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		if (p->kind == kind && module_matches(p, ps->exe))
+			fire(p, t, pid, 0, bias_of(p, ps), ps->comm);
+	}
+}
+
+/* Put every function and return probe of this process's program in. */
+static void place_probes(struct _stp_pt_proc *proc)
+{
+	struct pstate *ps = pstate_of(proc);
+
+	if (!ps)
+		return;
+	read_exe(_stp_pt_proc_pid(proc), ps);
+	for (int i = 0; i < M->nprobes; i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		int ret = p->kind == STP_PROBE_PROCESS_RETURN;
+		int rc;
+
+		if ((p->kind != STP_PROBE_PROCESS_FUNCTION && !ret) || !module_matches(p, ps->exe))
+			continue;
+		rc = _stp_pt_probe_add(proc, p->addr + bias_of(p, ps), ret ? NULL : on_hit,
+				       ret ? on_hit : NULL, (void *)p, NULL);
+		if (rc < 0)
+			_stp_msg_warn("couldn't place probe %s at 0x%llx: %s", p->pp,
+				      (unsigned long long)(p->addr + bias_of(p, ps)), strerror(-rc));
+	}
+}
+
+static void on_exec(struct _stp_pt_thread *t, void *user)
+{
+	struct _stp_pt_proc *proc = _stp_pt_thread_proc(t);
+
+	(void)user;
+	place_probes(proc);
+	/* The first exec of a -c command happens before the begin probes;
+	 * process.begin then waits for the release. */
+	if (_stp_session_state == STP_SESSION_RUNNING)
+		fire_kind(STP_PROBE_PROCESS_BEGIN, t, 0, pstate_of(proc));
+}
+
+static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user)
+{
+	struct pstate *pp = pstate_of(_stp_pt_thread_proc(parent)), *cp = pstate_of(child);
+
+	(void)user;
+	if (pp && cp)
+		*cp = *pp;
+}
+
+static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
+{
+	struct pstate *ps = pstate_of(p);
+	pid_t pid = _stp_pt_proc_pid(p);
+
+	(void)user;
+	if (ps)
+		fire_kind(STP_PROBE_PROCESS_END, NULL, pid, ps);
+	free(ps);
+	*_stp_pt_proc_user(p) = NULL;
+	if (p == root) {
+		root = NULL;
+		root_gone = 1;
+		root_status = status;
+	}
+}
+
+static const struct _stp_pt_callbacks callbacks = {
+	.exec = on_exec,
+	.fork = on_fork,
+	.proc_exit = on_proc_exit,
+};
+
+static void free_words(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* "prog a b" -> {"prog", "a", "b", NULL}; NULL when empty or out of memory. */
+static char **split_words(const char *cmd)
+{
+	size_t n = 0, cap = 8;
+	char **v = calloc(cap, sizeof *v);
+
+	while (v && *cmd) {
+		size_t len;
+
+		cmd += strspn(cmd, " \t");
+		len = strcspn(cmd, " \t");
+		if (!len)
+			break;
+		if (n + 2 > cap) {
+			char **w = realloc(v, (cap *= 2) * sizeof *v);
+			if (!w)
+				break;
+			v = w;
+		}
+		v[n] = strndup(cmd, len);
+		v[++n] = NULL;
+		cmd += len;
+	}
+	if (v && n == 0) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o)
+{
+	int rc, shell;
+
+	M = m;
+	root = NULL;
+	root_pid = 0;
+	root_gone = launched = 0;
+	verbose_exit = o->verbose;
+	_stp_target = 0;
+	if (o->target_cmd && o->target_pid) {
+		_stp_msg_error("You can't specify the '-c' and '-x' options together.");
+		return -1;
+	}
+	if (!o->target_cmd && !o->target_pid) {
+		_stp_msg_error("process probes need a target process: use -c CMD or -x PID");
+		return -1;
+	}
+	if (getenv("STAP_PTRACE_DEBUG"))
+		_stp_pt_set_debug(1);
+	/* A plain command is run directly, so the first exec is the program
+	 * itself (bare process.begin then fires for it, not for a shell). */
+	shell = o->target_cmd && strpbrk(o->target_cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
+	S = _stp_pt_session_new(&callbacks, NULL, _STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
+	if (!S) {
+		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
+		return -1;
+	}
+	if (o->target_cmd) {
+		char **argv = shell ? NULL : split_words(o->target_cmd);
+		char *one[] = { (char *)o->target_cmd, NULL };
+
+		rc = _stp_pt_launch(S, argv ? argv : one, &root);
+		launched = 1;
+		free_words(argv);
+	} else {
+		rc = (o->target_pid <= 0 || o->target_pid > INT32_MAX)
+			     ? -ESRCH
+			     : _stp_pt_attach(S, (pid_t)o->target_pid, &root);
+		if (rc == 0)
+			place_probes(root);
+	}
+	if (rc < 0) {
+		if (o->target_cmd)
+			_stp_msg_error("couldn't start '%s': %s", o->target_cmd, strerror(-rc));
+		else
+			_stp_msg_error("couldn't attach to process %ld: %s", o->target_pid,
+				       strerror(-rc));
+		_stp_pt_session_free(S);
+		S = NULL;
+		root = NULL;
+		return -1;
+	}
+	root_pid = _stp_pt_proc_pid(root);
+	_stp_target = root_pid;
+	return 0;
+}
+
+int _stp_proc_release(void)
+{
+	if (!S || !root)
+		return 0;
+	if (_stp_session_state != STP_SESSION_RUNNING)
+		return 0;
+	/* process.begin of the program already loaded (-c: the first exec
+	 * happened during the launch; -x: the attached process). */
+	{
+		struct pstate *ps = pstate_of(root);
+		if (ps)
+			fire_kind(STP_PROBE_PROCESS_BEGIN, NULL, root_pid, ps);
+	}
+	return _stp_pt_resume(root) < 0 ? -1 : 0;
+}
+
+int _stp_proc_dispatch(void)
+{
+	if (!S)
+		return 0;
+	if (_stp_pt_dispatch(S) < 0 && errno != ECHILD && _stp_pt_active(S) == 0)
+		return 1;
+	return root_gone || _stp_pt_active(S) == 0;
+}
+
+static void report_exit(int status)
+{
+	if (!verbose_exit)
+		return;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "Child process exited with signal %d (%s)\n", WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+	else
+		fprintf(stderr, "Child process exited with status %d\n", WEXITSTATUS(status));
+}
+
+void _stp_proc_finish(int verbose)
+{
+	int status;
+
+	(void)verbose;
+	if (!S)
+		return;
+	if (root_gone)
+		report_exit(root_status);
+	_stp_pt_detach_all(S);
+	_stp_pt_session_free(S);
+	S = NULL;
+	if (launched && !root_gone && root_pid > 0) {
+		kill(root_pid, SIGKILL);
+		while (waitpid(root_pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	root = NULL;
+	root_pid = 0;
+	_stp_target = 0;
+}
