@@ -219,3 +219,97 @@ void _stp_ctx_usym(struct _stp_context *c, int what, uint64_t addr, char *dst, s
 	else
 		_stp_sym_umodname(symtab, addr, dst, len);
 }
+
+/* ---- @entry values: per (thread, .return probe), a stack of frames
+ * ordered by decreasing stack pointer (the caller's frames below) ---- */
+
+#define ENTRY_SLOTS 16
+
+struct entry_frame {
+	uint64_t sp; /* at the save probe (inside the callee's frame) */
+	int64_t v[ENTRY_SLOTS];
+};
+
+struct entry_stack {
+	pid_t tid;
+	const struct _stp_probe *p;
+	struct entry_frame *f;
+	size_t n, cap;
+};
+
+static struct entry_stack *stacks;
+static size_t nstacks, capstacks;
+
+static struct entry_stack *entry_stack(pid_t tid, const struct _stp_probe *p, int create)
+{
+	for (size_t i = 0; i < nstacks; i++)
+		if (stacks[i].tid == tid && stacks[i].p == p)
+			return &stacks[i];
+	if (!create)
+		return NULL;
+	if (nstacks == capstacks) {
+		size_t cap = capstacks ? 2 * capstacks : 16;
+		struct entry_stack *s = realloc(stacks, cap * sizeof *s);
+		if (!s)
+			return NULL;
+		stacks = s;
+		capstacks = cap;
+	}
+	memset(&stacks[nstacks], 0, sizeof stacks[nstacks]);
+	stacks[nstacks].tid = tid;
+	stacks[nstacks].p = p;
+	return &stacks[nstacks++];
+}
+
+void _stp_ctx_entry_save(struct _stp_context *c, int64_t slot, int64_t value)
+{
+	const struct _stp_module *m = _stp_proc_module();
+	struct entry_stack *st;
+	uint64_t sp;
+
+	if (!m || !c->probe || c->probe->sequence < 0 || c->probe->sequence >= m->nprobes ||
+	    slot < 0 || slot >= ENTRY_SLOTS || _stp_ctx_reg(c, 7, &sp) < 0)
+		return;
+	st = entry_stack((pid_t)_stp_ctx_tid(c), &m->probes[c->probe->sequence], 1);
+	if (!st)
+		return;
+	if (slot == 0) {
+		/* frames at or below this one are gone (returned or unwound) */
+		while (st->n && st->f[st->n - 1].sp <= sp)
+			st->n--;
+		if (st->n == st->cap) {
+			size_t cap = st->cap ? 2 * st->cap : 8;
+			struct entry_frame *f = realloc(st->f, cap * sizeof *f);
+			if (!f)
+				return;
+			st->f = f;
+			st->cap = cap;
+		}
+		memset(&st->f[st->n], 0, sizeof st->f[st->n]);
+		st->f[st->n++].sp = sp;
+	}
+	if (st->n && st->f[st->n - 1].sp == sp)
+		st->f[st->n - 1].v[slot] = value;
+}
+
+int64_t _stp_ctx_entry_get(struct _stp_context *c, int64_t slot)
+{
+	struct entry_stack *st = entry_stack((pid_t)_stp_ctx_tid(c), c->probe, 0);
+	uint64_t sp;
+	size_t m;
+
+	if (!st || slot < 0 || slot >= ENTRY_SLOTS || _stp_ctx_reg(c, 7, &sp) < 0)
+		return 0;
+	/* the returning frame: the outermost of those below the return's sp */
+	for (m = 0; m < st->n && st->f[m].sp >= sp; m++)
+		;
+	return m < st->n ? st->f[m].v[slot] : 0;
+}
+
+void _stp_entry_done(pid_t tid, const struct _stp_probe *p, uint64_t sp)
+{
+	struct entry_stack *st = entry_stack(tid, p, 0);
+
+	while (st && st->n && st->f[st->n - 1].sp < sp)
+		st->n--;
+}

@@ -38,6 +38,12 @@ int _stp_proc_dispatch(void);
  * running as found), kill and reap a -c command still running. */
 void _stp_proc_finish(int verbose);
 
+/* The module being run (process_probes.c). */
+const struct _stp_module *_stp_proc_module(void);
+/* After a .return probe's handler: forget the frames of tid that have
+ * returned (stack pointer below sp) for that probe (context_target.c). */
+void _stp_entry_done(pid_t tid, const struct _stp_probe *p, uint64_t sp);
+
 /* run.c: run one probe's handler with a target context (NULL: none). */
 void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
 

@@ -34,6 +34,11 @@ static struct _stp_pt_proc *root;
 static pid_t root_pid;
 static int launched, root_gone, root_status, verbose_exit;
 
+const struct _stp_module *_stp_proc_module(void)
+{
+	return M;
+}
+
 static int is_process_kind(enum _stp_probe_kind k)
 {
 	return k == STP_PROBE_PROCESS_FUNCTION || k == STP_PROBE_PROCESS_RETURN ||
@@ -136,6 +141,11 @@ static void fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid
 	tc.is_return = p->kind == STP_PROBE_PROCESS_RETURN;
 	tc.comm = comm;
 	_stp_run_probe(p, &tc);
+	if (tc.is_return && t) {
+		struct user_regs_struct r;
+		if (_stp_pt_get_regs(t, &r) == 0)
+			_stp_entry_done(tc.tid, p, r.rsp);
+	}
 }
 
 static int on_hit(struct _stp_pt_thread *t, struct _stp_pt_probe *pr, void *data)

@@ -219,6 +219,12 @@ int64_t _stp_ctx_uid(struct _stp_context *c);
 /* usymname (what 0), usymdata (1), umodname (2) of an address of the
  * target, in SystemTap's formats ("0x..." when unknown). */
 void _stp_ctx_usym(struct _stp_context *c, int what, uint64_t addr, char *dst, size_t len);
+/* @entry values. A hidden function probe (its sequence: the index of the
+ * .return probe it serves) saves them per thread and frame; the .return
+ * probe's handler gets the frame's values back (0 when the call began
+ * before tracing did). */
+void _stp_ctx_entry_save(struct _stp_context *c, int64_t slot, int64_t value);
+int64_t _stp_ctx_entry_get(struct _stp_context *c, int64_t slot);
 
 /* ---- time ---- */
 int64_t _stp_gettime_ns(int clock_id); /* CLOCK_REALTIME, CLOCK_MONOTONIC ... */

@@ -45,7 +45,7 @@ void elab_error_text(struct elab *c, const struct token *tok, const char *fmt, .
 	va_start(ap, fmt);
 	char *m = as_format(fmt, ap);
 	va_end(ap);
-	diag_semantic_error(tok, m);
+	diag_semantic_error_site(m, tok, "%s", m);
 	elab_count_error(c);
 }
 
@@ -57,7 +57,7 @@ void elab_warning(struct elab *c, const struct token *tok, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *m = as_format(fmt, ap);
 	va_end(ap);
-	diag_warning(tok, m);
+	diag_warning_site(m, tok, "%s", m);
 	if (c->s->warnings_as_errors)
 		elab_count_error(c);
 }

@@ -645,7 +645,8 @@ int pass3_translate(struct session *s)
 						     : xstrdup("");
 			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %lld, %lld, %lld",
 				  probe_kind_name(dp->kind), dp_i, emit_cstr(dp->pp ? dp->pp : ""),
-				  emit_cstr(loc), (long long)dp->sequence,
+				  emit_cstr(loc),
+				  (long long)(dp->entry_of ? dp->entry_of->id : dp->sequence),
 				  (long long)dp->interval_ns, (long long)dp->randomize_ns);
 			if (dp->module || dp->addr)
 				sb_printf(&out, ", %s, 0x%llxull, 0x%llxull",

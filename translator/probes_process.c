@@ -165,6 +165,7 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 		p->func_die = fn->has_dwarf ? fn->die : 0;
 		p->pc = is_return ? fn->entry : fn->probe;
 		p->is_return = is_return;
+		p->entry_pc = fn->probe;
 		p->func = xstrdup(fn->name);
 		d->kind = is_return ? PK_PROCESS_RETURN : PK_PROCESS_FUNCTION;
 		d->pp = dwl_function_pp(exe, NULL, fn, suffix);

@@ -3,9 +3,12 @@
  * probes, and $$parms / $$locals / $$vars. Each becomes a call of one of
  * the tapset's __tvar_* functions (tapset/context_user.stp), whose
  * embedded C reads registers and memory through the runtime's context
- * API; the locations come from dwarf_vars (dwv_*). Anything beyond the
- * subset (members, indexes, $x$ pretty-printing, @entry, @cast, @var)
- * stays a target expression and is reported by type checking. */
+ * API; the locations come from dwarf_vars (dwv_*). In .return probes,
+ * @entry(EXPR) (and $param, which means @entry($param) there, as in
+ * SystemTap) is evaluated by a hidden function probe after the prologue
+ * and read back with __tvar_entry_get. Anything beyond the subset
+ * (members, indexes, $x$ pretty-printing, @cast, @var) stays a target
+ * expression and is reported by type checking. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,12 +102,6 @@ static int lower_var(struct lower *L, struct expr *e, char *msg, size_t len)
 		}
 		rc = dwv_return_var(pt->mod, pt->func_die, &v, msg, len);
 	} else {
-		if (pt->is_return) {
-			snprintf(msg, len,
-				 "target variables of .return probes other than $return "
-				 "are not supported yet (use @entry later)");
-			return -1;
-		}
 		rc = dwv_find_var(pt->mod, pt->pc, e->str + 1, &v, msg, len);
 	}
 	if (rc < 0)
@@ -196,6 +193,69 @@ static int lower_expr(struct expr *e, void *arg)
 	return 1;
 }
 
+/* @entry(EXPR) and $param in a .return probe: the saved value. */
+struct entries {
+	struct vec exprs; /* struct expr *: what the hidden probe evaluates */
+};
+
+static int collect_entry(struct expr *e, void *arg)
+{
+	struct entries *en = arg;
+	struct expr *saved;
+	if (e->kind == E_ENTRY && e->left)
+		saved = elab_copy_expr(e->left);
+	else if (e->kind == E_TARGET && e->str && strcmp(e->str, "$return") &&
+		 strncmp(e->str, "$$", 2) && !e->comps.n && !e->addressof && !e->pretty)
+		saved = elab_copy_expr(e);
+	else
+		return 0;
+	int64_t slot = en->exprs.n;
+	vec_push(&en->exprs, saved);
+	make_call(e, "__tvar_entry_get", 1, &slot);
+	return 1;
+}
+
+/* The hidden probe saving the values of a .return probe's @entry. */
+static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct entries *en)
+{
+	if (en->exprs.n > 16) { /* ENTRY_SLOTS in runtime/context_target.c */
+		struct expr *x = en->exprs.v[16];
+		elab_error(c, x->tok, "too many @entry values in one probe (at most 16)");
+		return;
+	}
+	struct proc_point *rp = ret->proc, *pt = xcalloc(1, sizeof *pt);
+	*pt = *rp;
+	pt->pc = rp->entry_pc;
+	pt->is_return = 0;
+	struct probe *p = xcalloc(1, sizeof *p);
+	*p = *ret->probe;
+	memset(&p->locals, 0, sizeof p->locals);
+	p->body = stmt_new(S_BLOCK, ret->probe->tok);
+	for (int i = 0; i < en->exprs.n; i++) {
+		struct expr *x = en->exprs.v[i];
+		struct stmt *st = stmt_new(S_EXPR, x->tok);
+		struct expr *call = expr_new(E_CALL, x->tok);
+		call->str = "__tvar_entry_save";
+		vec_push(&call->args, number(x->tok, i));
+		vec_push(&call->args, x);
+		st->value = call;
+		vec_push(&p->body->stmts, st);
+	}
+	struct derived_probe *dp = xcalloc(1, sizeof *dp);
+	*dp = *ret;
+	dp->kind = PK_PROCESS_FUNCTION;
+	size_t n = strlen(ret->pp), r = strlen(".return");
+	if (n > r && !strcmp(ret->pp + n - r, ".return"))
+		dp->pp = xstrndup(ret->pp, n - r);
+	dp->probe = p;
+	dp->addr = pt->pc;
+	dp->proc = pt;
+	dp->more = NULL;
+	dp->entry_of = ret;
+	dp->id = c->s->probes.n;
+	vec_push(&c->s->probes, dp);
+}
+
 static int has_target(struct expr *e, void *arg)
 {
 	if (e->kind == E_TARGET || e->kind == E_ENTRY)
@@ -219,6 +279,13 @@ void proc_lower_targets(struct elab *c, int from)
 		memset(&p->locals, 0, sizeof p->locals);
 		p->body = elab_copy_stmt(dp->probe->body);
 		dp->probe = p;
+		struct proc_point *pt = dp->proc;
+		if (pt->is_return && pt->func_die) {
+			struct entries en = {{0}};
+			walk_stmt(p->body, NULL, collect_entry, &en);
+			if (en.exprs.n)
+				add_entry_probe(c, dp, &en);
+		}
 		struct lower L = {c, dp->proc, 0};
 		walk_stmt(p->body, NULL, lower_expr, &L);
 	}

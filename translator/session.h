@@ -41,6 +41,9 @@ struct derived_probe {
 	uint64_t addr, module_base;
 	void *proc;
 	struct derived_probe *more;
+	/* a hidden probe that saves @entry values for this .return probe
+	 * (its table entry's sequence is that probe's index) */
+	struct derived_probe *entry_of;
 };
 
 struct define { const char *name, *value; };  /* -D NAME[=VALUE] */
