@@ -13,18 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void dwv__add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n)
 {
@@ -150,7 +138,7 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 		Dwarf_Die target;
 
 		if (dwv__die_type(&t.die, &target) < 0) {
-			seterr(err, errlen, "cannot dereference a void pointer for member '%s'",
+			dwq_seterr(err, errlen, "cannot dereference a void pointer for member '%s'",
 			       member);
 			return -1;
 		}
@@ -161,7 +149,7 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 	if (t.kind != DWV_T_STRUCT && t.kind != DWV_T_UNION) {
 		char *tn = dwv_type_name(cur_type);
 
-		seterr(err, errlen, "type '%s' isn't a struct/union (looking for member '%s')", tn,
+		dwq_seterr(err, errlen, "type '%s' isn't a struct/union (looking for member '%s')", tn,
 		       member);
 		free(tn);
 		return -1;
@@ -171,12 +159,12 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 		const char *sn = dwv__die_name(&t.die);
 
 		member_names(&t.die, alts, sizeof alts);
-		seterr(err, errlen, "unable to find member '%s' for %s %s (alternatives: %s)", member,
+		dwq_seterr(err, errlen, "unable to find member '%s' for %s %s (alternatives: %s)", member,
 		       t.kind == DWV_T_UNION ? "union" : "struct", sn ? sn : "{...}", alts);
 		return -1;
 	}
 	if (!dwv__in_memory(a)) {
-		seterr(err, errlen, "cannot access member '%s' of a value held in a register",
+		dwq_seterr(err, errlen, "cannot access member '%s' of a value held in a register",
 		       member);
 		return -1;
 	}
@@ -198,19 +186,19 @@ static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dw
 	if ((t.kind != DWV_T_ARRAY && t.kind != DWV_T_POINTER) || dwv__die_type(&t.die, &elem) < 0) {
 		char *tn = dwv_type_name(cur_type);
 
-		seterr(err, errlen, "cannot index type '%s'", tn);
+		dwq_seterr(err, errlen, "cannot index type '%s'", tn);
 		free(tn);
 		return -1;
 	}
 	dwv_resolve_type(&elem, &et);
 	if (!et.size) {
-		seterr(err, errlen, "cannot index: element size unknown");
+		dwq_seterr(err, errlen, "cannot index: element size unknown");
 		return -1;
 	}
 	if (t.kind == DWV_T_POINTER)
 		dwv__add_op(a, DWV_OP_LOAD_PTR, 0);
 	else if (!dwv__in_memory(a)) {
-		seterr(err, errlen, "cannot index an array held in a register");
+		dwq_seterr(err, errlen, "cannot index an array held in a register");
 		return -1;
 	}
 	if (s->index_dynamic)
@@ -241,10 +229,10 @@ static int access_from(const struct dwv_loc *loc, Dwarf_Die *type, const struct 
 			break;
 		case DWV_STEP_ADDROF:
 			if (!dwv__in_memory(out)) {
-				seterr(err, errlen, "cannot take address of register value");
+				dwq_seterr(err, errlen, "cannot take address of register value");
 				rc = -1;
 			} else if (out->bit_size) {
-				seterr(err, errlen, "cannot take address of a bit-field");
+				dwq_seterr(err, errlen, "cannot take address of a bit-field");
 				rc = -1;
 			}
 			out->addr_of = 1;
@@ -279,11 +267,11 @@ int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_st
 	(void)m;
 	memset(out, 0, sizeof *out);
 	if (!var->located) {
-		seterr(err, errlen, "not accessible at this address");
+		dwq_seterr(err, errlen, "not accessible at this address");
 		return -1;
 	}
 	if (!var->has_type) {
-		seterr(err, errlen, "variable '%s' has no type", var->name);
+		dwq_seterr(err, errlen, "variable '%s' has no type", var->name);
 		return -1;
 	}
 	type = var->type_die;
@@ -311,11 +299,11 @@ int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, c
 
 	memset(out, 0, sizeof *out);
 	if (!dwq_dwarf(m) || !dwarf_offdie(dwq_dwarf(m), func_die, &fn)) {
-		seterr(err, errlen, "no debuginfo for $return in %s", dwq_path(m));
+		dwq_seterr(err, errlen, "no debuginfo for $return in %s", dwq_path(m));
 		return -1;
 	}
 	if (dwv__die_type(&fn, &out->type_die) < 0) {
-		seterr(err, errlen, "function '%s' does not return a value",
+		dwq_seterr(err, errlen, "function '%s' does not return a value",
 		       dwv__die_name(&fn) ? dwv__die_name(&fn) : "?");
 		return -1;
 	}
@@ -328,7 +316,7 @@ int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, c
 		out->loc.reg = (int)(ops[0].atom - DW_OP_breg0);
 		out->loc.offset = (int64_t)ops[0].number;
 	} else {
-		seterr(err, errlen, "cannot locate $return of this type (floating point or split into registers)");
+		dwq_seterr(err, errlen, "cannot locate $return of this type (floating point or split into registers)");
 		return -1;
 	}
 	out->name = strdup("return");
@@ -390,7 +378,7 @@ int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct
 		}
 		off = next;
 	}
-	seterr(err, errlen, "unable to find global '%s' in %s%s%s", name, dwq_path(m),
+	dwq_seterr(err, errlen, "unable to find global '%s' in %s%s%s", name, dwq_path(m),
 	       file ? ", in " : "", file ? file : "");
 	return -1;
 }
@@ -463,7 +451,7 @@ int dwv_find_type(struct dwq_mod *m, const char *type_name, Dwarf_Die *out, char
 			return 0;
 		off = next;
 	}
-	seterr(err, errlen, "type definition '%s' not found in '%s'", type_name, dwq_path(m));
+	dwq_seterr(err, errlen, "type definition '%s' not found in '%s'", type_name, dwq_path(m));
 	return -1;
 }
 

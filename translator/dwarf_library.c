@@ -21,18 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct strv {
 	char **v;
@@ -241,7 +229,7 @@ int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen)
 
 	*out = NULL;
 	if (!first) {
-		seterr(err, errlen, "cannot find executable %s: %s", exe, strerror(errno));
+		dwq_seterr(err, errlen, "cannot find executable %s: %s", exe, strerror(errno));
 		return -1;
 	}
 	sv_push(&done, first);
@@ -290,7 +278,7 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 	if (strchr(lib, '/')) {
 		found = is_file(lib) ? canon(lib) : NULL;
 		if (!found)
-			seterr(err, errlen, "cannot find library %s: %s", lib, strerror(ENOENT));
+			dwq_seterr(err, errlen, "cannot find library %s: %s", lib, strerror(ENOENT));
 		return found;
 	}
 	n = exe ? dwq_needed_closure(exe, &libs, err, errlen) : 0;
@@ -308,7 +296,7 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 		found = resolve_needed(lib, &none, ".");
 	}
 	if (!found)
-		seterr(err, errlen, "cannot find library %s%s%s", lib, exe ? " needed by " : "",
+		dwq_seterr(err, errlen, "cannot find library %s%s%s", lib, exe ? " needed by " : "",
 		       exe ? exe : "");
 	return found;
 }
@@ -321,7 +309,7 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen)
 	if (strchr(name, '/')) {
 		found = is_file(name) ? canon(name) : NULL;
 		if (!found)
-			seterr(err, errlen, "cannot find executable '%s'", name);
+			dwq_seterr(err, errlen, "cannot find executable '%s'", name);
 		return found;
 	}
 	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -334,6 +322,6 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen)
 	}
 	free(copy);
 	if (!found)
-		seterr(err, errlen, "cannot find executable '%s' in $PATH", name);
+		dwq_seterr(err, errlen, "cannot find executable '%s' in $PATH", name);
 	return found;
 }

@@ -11,18 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int file_matches(const char *pattern, const char *file)
 {
@@ -126,12 +114,12 @@ int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out,
 	if (dwq_parse_spec(spec, &s, err, errlen) < 0)
 		return -1;
 	if (!s.file || (!s.line0 && !s.line_any)) {
-		seterr(err, errlen, "statement probe needs FUNC@FILE:LINE, not '%s'", spec);
+		dwq_seterr(err, errlen, "statement probe needs FUNC@FILE:LINE, not '%s'", spec);
 		dwq_spec_free(&s);
 		return -1;
 	}
 	if (!dwq_has_dwarf(m)) {
-		seterr(err, errlen, "no debuginfo for %s: cannot resolve '%s'", dwq_path(m), spec);
+		dwq_seterr(err, errlen, "no debuginfo for %s: cannot resolve '%s'", dwq_path(m), spec);
 		dwq_spec_free(&s);
 		return -1;
 	}

@@ -15,18 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 struct slot {
 	uint64_t got;
@@ -165,12 +153,12 @@ int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out
 	elf_version(EV_CURRENT);
 	fd = open(dwq_path(m), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		seterr(err, errlen, "cannot open %s: %s", dwq_path(m), strerror(errno));
+		dwq_seterr(err, errlen, "cannot open %s: %s", dwq_path(m), strerror(errno));
 		return -1;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0) {
-		seterr(err, errlen, "cannot read ELF file %s: %s", dwq_path(m), elf_errmsg(-1));
+		dwq_seterr(err, errlen, "cannot read ELF file %s: %s", dwq_path(m), elf_errmsg(-1));
 		if (elf)
 			elf_end(elf);
 		close(fd);

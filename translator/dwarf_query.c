@@ -31,9 +31,7 @@ struct dwq_mod {
 	size_t ndynsyms;
 };
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void dwq_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -122,12 +120,12 @@ struct dwq_mod *dwq_open(const char *path, char *err, size_t errlen)
 	int fd;
 
 	if (!realpath(path, real)) {
-		seterr(err, errlen, "cannot find module %s: %s", path, strerror(errno));
+		dwq_seterr(err, errlen, "cannot find module %s: %s", path, strerror(errno));
 		return NULL;
 	}
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		seterr(err, errlen, "cannot open %s: %s", real, strerror(errno));
+		dwq_seterr(err, errlen, "cannot open %s: %s", real, strerror(errno));
 		return NULL;
 	}
 	close(fd);
@@ -158,7 +156,7 @@ struct dwq_mod *dwq_open(const char *path, char *err, size_t errlen)
 	return m;
 
 fail_dwfl:
-	seterr(err, errlen, "cannot read ELF file %s: %s", real, dwfl_errmsg(-1));
+	dwq_seterr(err, errlen, "cannot read ELF file %s: %s", real, dwfl_errmsg(-1));
 	dwq_close(m);
 	return NULL;
 }
@@ -245,7 +243,7 @@ int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t err
 	}
 	return 0;
 bad:
-	seterr(err, errlen, "malformed specification '%s'", spec);
+	dwq_seterr(err, errlen, "malformed specification '%s'", spec);
 	dwq_spec_free(out);
 	return -1;
 }

@@ -145,4 +145,9 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen);
 int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen);
 void dwq_free_strv(char **v, int n);
 
+/* Format an error message into ERR (ERRLEN bytes); no-op when ERR is NULL.
+ * Shared by the dwarf_*.c modules. */
+void dwq_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif

@@ -13,18 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *dwv__die_name(Dwarf_Die *die)
 {
@@ -397,16 +385,16 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 	memset(sc, 0, sizeof *sc);
 	sc->fn_index = sc->frame_index = -1;
 	if (!dw) {
-		seterr(err, errlen, "no debuginfo for %s", dwq_path(m));
+		dwq_seterr(err, errlen, "no debuginfo for %s", dwq_path(m));
 		return -1;
 	}
 	if (!dwarf_addrdie(dw, dpc, &sc->cu)) {
-		seterr(err, errlen, "no debuginfo at pc %#" PRIx64 " in %s", pc, dwq_path(m));
+		dwq_seterr(err, errlen, "no debuginfo at pc %#" PRIx64 " in %s", pc, dwq_path(m));
 		return -1;
 	}
 	sc->nscopes = dwarf_getscopes(&sc->cu, dpc, &sc->scopes);
 	if (sc->nscopes <= 0) {
-		seterr(err, errlen, "no scope at pc %#" PRIx64 " in %s", pc, dwq_path(m));
+		dwq_seterr(err, errlen, "no scope at pc %#" PRIx64 " in %s", pc, dwq_path(m));
 		return -1;
 	}
 	for (int i = 0; i < sc->nscopes; i++) {
@@ -420,7 +408,7 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 	}
 	if (sc->fn_index < 0 || sc->frame_index < 0) {
 		free(sc->scopes);
-		seterr(err, errlen, "pc %#" PRIx64 " is in no function of %s", pc, dwq_path(m));
+		dwq_seterr(err, errlen, "pc %#" PRIx64 " is in no function of %s", pc, dwq_path(m));
 		return -1;
 	}
 	return 0;
@@ -559,7 +547,7 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		}
 		if (o >= sizeof alts)
 			o = sizeof alts - 1;
-		seterr(err, errlen,
+		dwq_seterr(err, errlen,
 		       "unable to find local '%s', [man error::dwarf] dieoffset %#" PRIx64
 		       " in %s, near pc %#" PRIx64 " in %s %s (%s%s%s",
 		       name, (uint64_t)dwarf_dieoffset(&sc.scopes[sc.fn_index]), dwq_path(m), pc,
@@ -576,14 +564,14 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		free(sc.scopes);
 		if (one.n != 1) {
 			dwv_vars_free(&one);
-			seterr(err, errlen, "unable to find local '%s'", name);
+			dwq_seterr(err, errlen, "unable to find local '%s'", name);
 			return -1;
 		}
 		*out = one.v[0];
 		free(one.v);
 	}
 	if (!out->located) {
-		seterr(err, errlen, "not accessible at this address (pc: %#" PRIx64 ")", pc);
+		dwq_seterr(err, errlen, "not accessible at this address (pc: %#" PRIx64 ")", pc);
 		dwv_var_free(out);
 		return -1;
 	}
