@@ -105,6 +105,38 @@ int _stp_ctx_reg(struct _stp_context *c, int dwarf_regno, uint64_t *out)
 	return 0;
 }
 
+int _stp_ctx_set_reg(struct _stp_context *c, int dwarf_regno, uint64_t value)
+{
+	struct _stp_tctx *tc = tctx(c);
+	uint64_t old;
+
+	if (dwarf_regno == 16 || dwarf_regno == 7) {
+		_stp_error(c, "cannot write register %d", dwarf_regno);
+		return -1;
+	}
+	if (_stp_ctx_reg(c, dwarf_regno, &old) < 0) /* fetches tc->regs */
+		return -1;
+	{
+		static const size_t offs[] = {
+			offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
+			offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
+			offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+			offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
+			offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
+			offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+			offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+			offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
+		};
+
+		memcpy((char *)&tc->regs + offs[dwarf_regno], &value, sizeof value);
+	}
+	if (_stp_pt_set_regs(tc->t, &tc->regs) < 0) {
+		_stp_error(c, "couldn't write register %d", dwarf_regno);
+		return -1;
+	}
+	return 0;
+}
+
 int _stp_ctx_read_target(struct _stp_context *c, uint64_t addr, void *buf, size_t len)
 {
 	struct _stp_tctx *tc = tctx(c);
@@ -136,6 +168,32 @@ int64_t _stp_ctx_read_int(struct _stp_context *c, uint64_t addr, int size, int i
 	if (is_signed && size < 8 && (v >> (size * 8 - 1)) & 1)
 		v |= ~0ull << (size * 8);
 	return (int64_t)v;
+}
+
+int _stp_ctx_read_target_quiet(struct _stp_context *c, uint64_t addr, void *buf, size_t len)
+{
+	struct _stp_tctx *tc = tctx(c);
+
+	if (!tc || !tc->t || _stp_pt_read(tc->t, addr, buf, len) < 0)
+		return -1;
+	return 0;
+}
+
+int _stp_ctx_write_int(struct _stp_context *c, uint64_t addr, int size, int64_t value)
+{
+	struct _stp_tctx *tc = tctx(c);
+	unsigned char b[8];
+	uint64_t v = (uint64_t)value;
+
+	if (size < 1 || size > 8)
+		size = 8;
+	for (int i = 0; i < size; i++, v >>= 8)
+		b[i] = (unsigned char)v;
+	if (!tc || !tc->t || _stp_pt_write(tc->t, addr, b, (size_t)size) < 0) {
+		_stp_error(c, "write fault [man error::fault] at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	return 0;
 }
 
 /* One line of /proc/PID/status ("Uid:", "PPid:"), first number; -1. */

@@ -21,18 +21,33 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A .library probe placed in one process at one load of its library. */
+struct libplace {
+	int probe;               /* index in M->probes */
+	uint64_t bias;           /* the library's load bias */
+	struct _stp_pt_probe *pr; /* NULL in a fork child (a copy it has) */
+	int seen;
+};
+
 /* Per traced process: what it runs and where it is loaded. */
 struct pstate {
 	char exe[PATH_MAX];
 	uint64_t base; /* start of the executable's mapping at file offset 0 */
 	char comm[17]; /* its name (execname() after it is gone) */
+	int syscalls;  /* system call stops are on */
+	struct libplace *libs;
+	size_t nlibs, libcap;
 };
+
+/* realpath of each probe's library (NULL: not a .library probe). */
+static char **libreal;
 
 static struct _stp_pt_session *S;
 static const struct _stp_module *M;
 static struct _stp_pt_proc *root;
 static pid_t root_pid;
 static int launched, root_gone, root_status, verbose_exit;
+static int attaching; /* 0 while placing probes at an exec stop */
 
 const struct _stp_module *_stp_proc_module(void)
 {
@@ -42,7 +57,9 @@ const struct _stp_module *_stp_proc_module(void)
 static int is_process_kind(enum _stp_probe_kind k)
 {
 	return k == STP_PROBE_PROCESS_FUNCTION || k == STP_PROBE_PROCESS_RETURN ||
-	       k == STP_PROBE_PROCESS_BEGIN || k == STP_PROBE_PROCESS_END;
+	       k == STP_PROBE_PROCESS_BEGIN || k == STP_PROBE_PROCESS_END ||
+	       k == STP_PROBE_PROCESS_THREAD_BEGIN || k == STP_PROBE_PROCESS_THREAD_END ||
+	       k == STP_PROBE_PROCESS_SYSCALL || k == STP_PROBE_PROCESS_SYSCALL_RETURN;
 }
 
 int _stp_proc_wanted(const struct _stp_module *m)
@@ -153,9 +170,196 @@ static int on_hit(struct _stp_pt_thread *t, struct _stp_pt_probe *pr, void *data
 	const struct _stp_probe *p = data;
 	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
 
-	(void)pr;
 	if (can_run() && ps)
-		fire(p, t, 0, _stp_pt_probe_point(t), bias_of(p, ps), ps->comm);
+		fire(p, t, 0, _stp_pt_probe_point(t),
+		     p->library ? _stp_pt_probe_addr(pr) - p->addr : bias_of(p, ps), ps->comm);
+	return 0;
+}
+
+/* ---- SDT semaphores: raised while a .mark probe is placed ---- */
+
+struct semrec {
+	struct _stp_pt_proc *proc;
+	uint64_t addr;
+};
+static struct semrec *sems;
+static size_t nsems, semcap;
+
+static int sem_add(struct _stp_pt_proc *proc, uint64_t addr, int delta)
+{
+	uint16_t v;
+	int rc = _stp_pt_proc_read(proc, addr, &v, sizeof v);
+
+	if (rc == 0) {
+		v = (uint16_t)(v + delta);
+		rc = _stp_pt_proc_write(proc, addr, &v, sizeof v);
+	}
+	return rc;
+}
+
+static void sem_record(struct _stp_pt_proc *proc, uint64_t addr)
+{
+	if (nsems == semcap) {
+		size_t cap = semcap ? 2 * semcap : 16;
+		struct semrec *v = realloc(sems, cap * sizeof *v);
+		if (!v)
+			return;
+		sems = v;
+		semcap = cap;
+	}
+	sems[nsems].proc = proc;
+	sems[nsems].addr = addr;
+	nsems++;
+}
+
+/* Forget proc's semaphores (its memory is gone: exec, exit) or just the
+ * one at addr (addr != 0: its library was unmapped). */
+static void sem_forget(struct _stp_pt_proc *proc, uint64_t addr)
+{
+	size_t k = 0;
+
+	for (size_t j = 0; j < nsems; j++) {
+		if (sems[j].proc == proc && (!addr || sems[j].addr == addr)) {
+			if (addr) {
+				addr = 0; /* one record */
+				proc = NULL;
+			}
+			continue;
+		}
+		sems[k++] = sems[j];
+	}
+	nsems = k;
+}
+
+/* A fork child has its parent's memory, semaphores raised included. */
+static void sem_fork(struct _stp_pt_proc *parent, struct _stp_pt_proc *child)
+{
+	size_t n = nsems;
+
+	for (size_t j = 0; j < n; j++)
+		if (sems[j].proc == parent)
+			sem_record(child, sems[j].addr);
+}
+
+/* End of run: put every semaphore back as it was. */
+static void sem_restore_all(void)
+{
+	for (size_t j = 0; j < nsems; j++)
+		sem_add(sems[j].proc, sems[j].addr, -1);
+	free(sems);
+	sems = NULL;
+	nsems = semcap = 0;
+}
+
+/* ---- .library probes: placed when the library is mapped ---- */
+
+static int add_probe(struct _stp_pt_proc *proc, const struct _stp_probe *p, uint64_t bias,
+		     struct _stp_pt_probe **out)
+{
+	int ret = p->kind == STP_PROBE_PROCESS_RETURN;
+	int rc = _stp_pt_probe_add(proc, p->addr + bias, ret ? NULL : on_hit, ret ? on_hit : NULL,
+				   (void *)p, out);
+
+	if (rc < 0) {
+		_stp_msg_warn("couldn't place probe %s at 0x%llx: %s", p->pp,
+			      (unsigned long long)(p->addr + bias), strerror(-rc));
+		return rc;
+	}
+	if (p->semaphore) {
+		int r = sem_add(proc, p->semaphore + bias, 1);
+		if (r == 0)
+			sem_record(proc, p->semaphore + bias);
+		else
+			_stp_msg_warn("couldn't set the semaphore of %s at 0x%llx: %s", p->pp,
+				      (unsigned long long)(p->semaphore + bias), strerror(-r));
+	}
+	return rc;
+}
+
+struct libscan {
+	struct _stp_pt_proc *proc;
+	struct pstate *ps;
+};
+
+static void lib_loaded(const char *name, uint64_t bias, void *data)
+{
+	struct libscan *ls = data;
+	struct pstate *ps = ls->ps;
+	char real[PATH_MAX];
+
+	if (!name || !*name || !realpath(name, real))
+		return;
+	for (int i = 0; i < M->nprobes; i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		size_t j;
+
+		if (!libreal[i] || strcmp(libreal[i], real) || !module_matches(p, ps->exe))
+			continue;
+		for (j = 0; j < ps->nlibs; j++)
+			if (ps->libs[j].probe == i && ps->libs[j].bias == bias)
+				break;
+		if (j < ps->nlibs) {
+			ps->libs[j].seen = 1;
+			continue;
+		}
+		if (ps->nlibs == ps->libcap) {
+			size_t cap = ps->libcap ? ps->libcap * 2 : 16;
+			struct libplace *v = realloc(ps->libs, cap * sizeof *v);
+			if (!v)
+				return;
+			ps->libs = v;
+			ps->libcap = cap;
+		}
+		struct libplace *lp = &ps->libs[ps->nlibs];
+		lp->probe = i;
+		lp->bias = bias;
+		lp->pr = NULL;
+		lp->seen = 1;
+		if (add_probe(ls->proc, p, bias, &lp->pr) == 0)
+			ps->nlibs++;
+	}
+}
+
+/* The set of libraries of proc may have changed: place the probes of
+ * libraries newly mapped, remove those of libraries gone (dlclose). */
+static void scan_libraries(struct _stp_pt_proc *proc)
+{
+	struct pstate *ps = pstate_of(proc);
+	struct libscan ls = {proc, ps};
+	size_t k = 0;
+
+	if (!ps)
+		return;
+	for (size_t j = 0; j < ps->nlibs; j++)
+		ps->libs[j].seen = 0;
+	if (_stp_pt_each_library(proc, lib_loaded, &ls) < 0)
+		return;
+	for (size_t j = 0; j < ps->nlibs; j++) {
+		if (!ps->libs[j].seen) {
+			const struct _stp_probe *p = &M->probes[ps->libs[j].probe];
+			if (ps->libs[j].pr)
+				_stp_pt_probe_remove(proc, ps->libs[j].pr);
+			if (p->semaphore)
+				sem_forget(proc, p->semaphore + ps->libs[j].bias);
+			continue;
+		}
+		ps->libs[k++] = ps->libs[j];
+	}
+	ps->nlibs = k;
+}
+
+static void on_libraries(struct _stp_pt_thread *t, void *data)
+{
+	(void)data;
+	scan_libraries(_stp_pt_thread_proc(t));
+}
+
+/* Does the program of ps have .library probes? */
+static int wants_libraries(const struct pstate *ps)
+{
+	for (int i = 0; libreal && i < M->nprobes; i++)
+		if (libreal[i] && module_matches(&M->probes[i], ps->exe))
+			return 1;
 	return 0;
 }
 
@@ -169,6 +373,61 @@ static void fire_kind(enum _stp_probe_kind kind, struct _stp_pt_thread *t, pid_t
 	}
 }
 
+/* ---- thread and system call probes ---- */
+
+static void on_thread_start(struct _stp_pt_thread *t, void *user)
+{
+	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
+
+	(void)user;
+	if (ps)
+		fire_kind(STP_PROBE_PROCESS_THREAD_BEGIN, t, 0, ps);
+}
+
+static void on_thread_exit(struct _stp_pt_thread *t, int status, void *user)
+{
+	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
+	pid_t pid = _stp_pt_pid(t), tid = _stp_pt_tid(t);
+
+	(void)user;
+	(void)status;
+	if (!ps || tid == pid) /* the main thread: process.end */
+		return;
+	for (int i = 0; i < M->nprobes && can_run(); i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		struct _stp_tctx tc;
+
+		if (p->kind != STP_PROBE_PROCESS_THREAD_END || !module_matches(p, ps->exe))
+			continue;
+		memset(&tc, 0, sizeof tc);
+		tc.pid = pid;
+		tc.tid = tid;
+		tc.bias = bias_of(p, ps);
+		tc.comm = ps->comm;
+		_stp_run_probe(p, &tc);
+	}
+}
+
+static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
+{
+	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
+	enum _stp_probe_kind k = is_exit ? STP_PROBE_PROCESS_SYSCALL_RETURN : STP_PROBE_PROCESS_SYSCALL;
+
+	(void)nr;
+	(void)data;
+	if (ps)
+		fire_kind(k, t, 0, ps);
+}
+
+static int wants_kind(const struct pstate *ps, enum _stp_probe_kind a, enum _stp_probe_kind b)
+{
+	for (int i = 0; i < M->nprobes; i++)
+		if ((M->probes[i].kind == a || M->probes[i].kind == b) &&
+		    module_matches(&M->probes[i], ps->exe))
+			return 1;
+	return 0;
+}
+
 /* Put every function and return probe of this process's program in. */
 static void place_probes(struct _stp_pt_proc *proc)
 {
@@ -177,18 +436,34 @@ static void place_probes(struct _stp_pt_proc *proc)
 	if (!ps)
 		return;
 	read_exe(_stp_pt_proc_pid(proc), ps);
+	ps->nlibs = 0; /* exec dropped every probe */
+	sem_forget(proc, 0);
 	for (int i = 0; i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
 		int ret = p->kind == STP_PROBE_PROCESS_RETURN;
-		int rc;
 
-		if ((p->kind != STP_PROBE_PROCESS_FUNCTION && !ret) || !module_matches(p, ps->exe))
+		if ((p->kind != STP_PROBE_PROCESS_FUNCTION && !ret) || p->library ||
+		    !module_matches(p, ps->exe))
 			continue;
-		rc = _stp_pt_probe_add(proc, p->addr + bias_of(p, ps), ret ? NULL : on_hit,
-				       ret ? on_hit : NULL, (void *)p, NULL);
+		add_probe(proc, p, bias_of(p, ps), NULL);
+	}
+	if (wants_kind(ps, STP_PROBE_PROCESS_SYSCALL, STP_PROBE_PROCESS_SYSCALL_RETURN)) {
+		int rc = _stp_pt_syscalls(proc, on_syscall, NULL);
 		if (rc < 0)
-			_stp_msg_warn("couldn't place probe %s at 0x%llx: %s", p->pp,
-				      (unsigned long long)(p->addr + bias_of(p, ps)), strerror(-rc));
+			_stp_msg_warn("couldn't trace the system calls of %s: %s", ps->exe,
+				      strerror(-rc));
+		ps->syscalls = rc == 0;
+	} else if (ps->syscalls) {
+		_stp_pt_syscalls(proc, NULL, NULL);
+		ps->syscalls = 0;
+	}
+	if (wants_libraries(ps)) {
+		int rc = _stp_pt_watch_libraries(proc, on_libraries, NULL);
+		if (rc < 0)
+			_stp_msg_warn("couldn't watch the shared libraries of %s: %s", ps->exe,
+				      strerror(-rc));
+		else if (attaching)
+			scan_libraries(proc); /* already mapped (attach) */
 	}
 }
 
@@ -209,8 +484,18 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 	struct pstate *pp = pstate_of(_stp_pt_thread_proc(parent)), *cp = pstate_of(child);
 
 	(void)user;
-	if (pp && cp)
+	sem_fork(_stp_pt_thread_proc(parent), child);
+	if (pp && cp) {
 		*cp = *pp;
+		cp->libs = NULL;
+		cp->nlibs = cp->libcap = 0;
+		if (pp->nlibs && (cp->libs = malloc(pp->nlibs * sizeof *cp->libs))) {
+			memcpy(cp->libs, pp->libs, pp->nlibs * sizeof *cp->libs);
+			cp->nlibs = cp->libcap = pp->nlibs;
+			for (size_t j = 0; j < cp->nlibs; j++)
+				cp->libs[j].pr = NULL; /* the child's copies: not ours */
+		}
+	}
 }
 
 static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
@@ -219,8 +504,11 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 	pid_t pid = _stp_pt_proc_pid(p);
 
 	(void)user;
-	if (ps)
+	if (ps) {
 		fire_kind(STP_PROBE_PROCESS_END, NULL, pid, ps);
+		free(ps->libs);
+	}
+	sem_forget(p, 0);
 	free(ps);
 	*_stp_pt_proc_user(p) = NULL;
 	if (p == root) {
@@ -233,6 +521,8 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 static const struct _stp_pt_callbacks callbacks = {
 	.exec = on_exec,
 	.fork = on_fork,
+	.thread_start = on_thread_start,
+	.thread_exit = on_thread_exit,
 	.proc_exit = on_proc_exit,
 };
 
@@ -291,6 +581,14 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		_stp_msg_error("process probes need a target process: use -c CMD or -x PID");
 		return -1;
 	}
+	libreal = calloc((size_t)m->nprobes + 1, sizeof *libreal);
+	for (int i = 0; libreal && i < m->nprobes; i++) {
+		const char *lib = m->probes[i].library;
+		if (lib && *lib)
+			libreal[i] = realpath(lib, NULL);
+		if (lib && *lib && !libreal[i])
+			libreal[i] = strdup(lib);
+	}
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_set_debug(1);
 	/* A plain command is run directly, so the first exec is the program
@@ -312,8 +610,11 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		rc = (o->target_pid <= 0 || o->target_pid > INT32_MAX)
 			     ? -ESRCH
 			     : _stp_pt_attach(S, (pid_t)o->target_pid, &root);
-		if (rc == 0)
+		if (rc == 0) {
+			attaching = 1;
 			place_probes(root);
+			attaching = 0;
+		}
 	}
 	if (rc < 0) {
 		if (o->target_cmd)
@@ -376,6 +677,7 @@ void _stp_proc_finish(int verbose)
 		return;
 	if (root_gone)
 		report_exit(root_status);
+	sem_restore_all();
 	_stp_pt_detach_all(S);
 	_stp_pt_session_free(S);
 	S = NULL;
@@ -387,4 +689,8 @@ void _stp_proc_finish(int verbose)
 	root = NULL;
 	root_pid = 0;
 	_stp_target = 0;
+	for (int i = 0; libreal && M && i < M->nprobes; i++)
+		free(libreal[i]);
+	free(libreal);
+	libreal = NULL;
 }

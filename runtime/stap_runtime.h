@@ -196,6 +196,10 @@ int64_t _stp_target_pid(void);
 /* A register by DWARF number (x86-64: 0 rax 1 rdx 2 rcx 3 rbx 4 rsi 5 rdi
  * 6 rbp 7 rsp 8-15 r8-r15 16 rip); 0, or -1 with an error set in c. */
 int _stp_ctx_reg(struct _stp_context *c, int dwarf_regno, uint64_t *out);
+/* Set a general register (not rsp or rip) of the stopped target thread,
+ * written back when it resumes (-g target-variable assignment); 0, or -1
+ * with an error set in c. */
+int _stp_ctx_set_reg(struct _stp_context *c, int dwarf_regno, uint64_t value);
 int64_t _stp_ctx_pid(struct _stp_context *c);
 int64_t _stp_ctx_tid(struct _stp_context *c);
 /* The probed address (uaddr()), 0 without a target thread. */
@@ -211,6 +215,11 @@ int64_t _stp_ctx_read_int(struct _stp_context *c, uint64_t addr, int size, int i
 /* The target's memory, as _stp_read_memory (which calls it when the
  * context has a target thread). */
 int _stp_ctx_read_target(struct _stp_context *c, uint64_t addr, void *buf, size_t len);
+/* As _stp_ctx_read_target, but a fault only returns -1 (no error set). */
+int _stp_ctx_read_target_quiet(struct _stp_context *c, uint64_t addr, void *buf, size_t len);
+/* Write the low SIZE (1/2/4/8) bytes of value at addr in the target
+ * (target-variable assignment under -g); 0, or -1 with a fault error set. */
+int _stp_ctx_write_int(struct _stp_context *c, uint64_t addr, int size, int64_t value);
 /* execname() of the target (its comm), or of the tracer without one. */
 void _stp_ctx_execname(struct _stp_context *c, char *dst, size_t len);
 /* ppid(), uid() (real) of the target, or of the tracer without one. */
@@ -243,6 +252,10 @@ enum _stp_probe_kind {
 	STP_PROBE_PROCESS_RETURN,   /* when the function at module + addr returns */
 	STP_PROBE_PROCESS_BEGIN,    /* a process of module starts (exec, or attach) */
 	STP_PROBE_PROCESS_END,      /* a process of module ends */
+	STP_PROBE_PROCESS_THREAD_BEGIN, /* a new thread of a process of module */
+	STP_PROBE_PROCESS_THREAD_END,   /* a thread (not the main one) ends */
+	STP_PROBE_PROCESS_SYSCALL,      /* a system call entry */
+	STP_PROBE_PROCESS_SYSCALL_RETURN, /* a system call exit */
 };
 
 struct _stp_probe {
@@ -259,6 +272,12 @@ struct _stp_probe {
 	const char *module;
 	uint64_t addr;
 	uint64_t module_base;
+	/* .library("LIB") probes: the library (absolute path; NULL: addr is
+	 * in module); addr is then placed at the library's load bias */
+	const char *library;
+	/* .mark probes: the SDT semaphore's vaddr in the probe's file (0:
+	 * none), a 16-bit counter raised while the probe is placed */
+	uint64_t semaphore;
 };
 
 struct _stp_module {
@@ -296,5 +315,36 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o);
  * dstsize-1); quoted puts double quotes around it, and "..." after the
  * closing quote when the input did not fit. */
 void _stp_text_str(char *dst, size_t dstsize, const char *in, int64_t outlen, int quoted);
+
+/* ---- the rest of the user context tapset (runtime/context_user.c) ---- */
+/* Styles of backtrace lines, as SystemTap's: HEX "0x%016llx " (ubacktrace),
+ * FULL " 0x... : name+0xOFF/0xSIZE [/path]\n" (print_ubacktrace), BRIEF
+ * "name+0xOFF\n", SIMPLE "name+0xOFF [basename]\n" (sprint_ubacktrace). */
+enum { STP_USYM_HEX, STP_USYM_FULL, STP_USYM_BRIEF, STP_USYM_SIMPLE };
+/* Return address N of the target thread's stack (0: the pc), 0 past it. */
+int64_t _stp_ctx_ustack(struct _stp_context *c, int64_t n);
+void _stp_ctx_ubacktrace_print(struct _stp_context *c, int style);
+/* As print, into dst (len bytes) without the last separator. */
+void _stp_ctx_ubacktrace_sprint(struct _stp_context *c, int style, char *dst, size_t len);
+/* usymfileline (what 0), usymfile (1), usymline (2); "0x%016llx" unknown. */
+void _stp_ctx_usymfileline(struct _stp_context *c, int what, uint64_t addr, char *dst, size_t len);
+int64_t _stp_ctx_gid(struct _stp_context *c);
+int64_t _stp_ctx_euid(struct _stp_context *c);
+int64_t _stp_ctx_cpu(struct _stp_context *c);
+/* register("rax"...) by SystemTap's x86-64 names; arg N by the calling
+ * convention (rdi rsi rdx rcx r8 r9, then the stack). */
+int64_t _stp_ctx_register(struct _stp_context *c, const char *name, int sign_extend);
+int64_t _stp_ctx_arg(struct _stp_context *c, int64_t n, int sign_extend, int truncate);
+/* user_string_n into dst (MAXSTRINGLEN): mode 0 sets the error, 1 warns
+ * and gives msg, 2 gives msg quietly; 0 or -1 on a fault. */
+int _stp_ctx_user_string_n(struct _stp_context *c, uint64_t addr, int64_t n, char *dst, int mode,
+			   const char *msg);
+/* An integer of 1/2/4/8 bytes of the target; read fault error, 0. */
+int64_t _stp_ctx_user_int(struct _stp_context *c, uint64_t addr, int size, int is_signed);
+/* cmdline_args(n, m, delim) and env_var(name) of the target (of the
+ * tracer without one), into dst (MAXSTRINGLEN). */
+void _stp_ctx_cmdline_args(struct _stp_context *c, int64_t n, int64_t m, const char *delim,
+			   char *dst);
+void _stp_ctx_env_var(struct _stp_context *c, const char *name, char *dst);
 
 #endif

@@ -183,6 +183,15 @@ const char *cache_hash(struct session *s)
 		put(&c, "kernel", u.release);
 		put(&c, "arch", u.machine);
 	}
+	/* Process probes hold addresses in the programs and libraries they
+	 * probe: a rebuilt binary must not reuse an object of the old one. */
+	struct derived_probe *dp;
+	vec_foreach (struct derived_probe *, dp, &s->probes) {
+		if (dp->module)
+			put_file_id(&c, "probed", dp->module);
+		if (dp->library)
+			put_file_id(&c, "probed-lib", dp->library);
+	}
 	put(&c, "g", s->guru ? "1" : "0");
 	put(&c, "u", s->unoptimized ? "1" : "0");
 	if (s->runtime_include_dir) {

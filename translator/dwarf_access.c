@@ -120,7 +120,7 @@ static void member_names(Dwarf_Die *agg, char *buf, size_t len)
 		const char *nm = dwv__die_name(&c);
 
 		if (dwarf_tag(&c) == DW_TAG_member && nm && o + 2 < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " " : "", nm);
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", nm);
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
@@ -149,8 +149,7 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 	if (t.kind != DWV_T_STRUCT && t.kind != DWV_T_UNION) {
 		char *tn = dwv_type_name(cur_type);
 
-		dwq_seterr(err, errlen, "type '%s' isn't a struct/union (looking for member '%s')", tn,
-		       member);
+		dwq_seterr(err, errlen, "invalid access '->%s' vs. %s", member, tn);
 		free(tn);
 		return -1;
 	}

@@ -74,12 +74,12 @@ static void put_vars(FILE *f, struct dwq_mod *m, uint64_t pc)
 	dwv_vars_free(&vars);
 }
 
-static void put_return(FILE *f, struct dwq_mod *m, const struct dwq_func *fn)
+static void put_return_die(FILE *f, struct dwq_mod *m, Dwarf_Off off)
 {
 	Dwarf_Die die, type;
 	Dwarf_Attribute a;
 
-	if (!fn->has_dwarf || !dwarf_offdie(dwq_dwarf(m), fn->die, &die))
+	if (!off || !dwarf_offdie(dwq_dwarf(m), off, &die))
 		return;
 	if (dwarf_formref_die(dwarf_attr_integrate(&die, DW_AT_type, &a), &type)) {
 		char *tn = dwv_type_name(&type);
@@ -87,6 +87,29 @@ static void put_return(FILE *f, struct dwq_mod *m, const struct dwq_func *fn)
 		fprintf(f, " $return:%s", tn);
 		free(tn);
 	}
+}
+
+static void put_return(FILE *f, struct dwq_mod *m, const struct dwq_func *fn)
+{
+	if (fn->has_dwarf)
+		put_return_die(f, m, fn->die);
+}
+
+char *dwl_point_vars(struct dwq_mod *m, Dwarf_Off func_die, uint64_t pc, int is_return)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
+		abort();
+	if (m && func_die) {
+		if (is_return)
+			put_return_die(f, m, func_die);
+		put_vars(f, m, pc);
+	}
+	fclose(f);
+	return s;
 }
 
 char *dwl_function_pp(const char *process, const char *library, const struct dwq_func *fn,

@@ -36,6 +36,11 @@ int dwl_marks(const char *path, const char *process, const char *library, const 
 int dwl_plts(struct dwq_mod *m, const char *process, const char *library, const char *pattern,
 	     struct dwl_lines *out, char *err, size_t errlen);
 
+/* -L's variables of one resolved point: " $return:T" first when
+ * IS_RETURN (FUNC_DIE's type), then " $name:type" for every variable in
+ * scope at PC (a vaddr of M). "" without DWARF (FUNC_DIE 0). malloc'd. */
+char *dwl_point_vars(struct dwq_mod *m, Dwarf_Off func_die, uint64_t pc, int is_return);
+
 void dwl_lines_free(struct dwl_lines *l);
 
 /* One function's probe point as pp() and -l spell it (malloc'd). */

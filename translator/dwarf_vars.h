@@ -129,8 +129,8 @@ struct dwv_access {
 };
 
 /* Build the access for VAR followed by STEPS. Errors in SystemTap's words:
- * "unable to find member 'z' for struct point (alternatives: x y)",
- * "type 'int' isn't a struct/union", "cannot index type 'int'",
+ * "unable to find member 'z' for struct point (alternatives: x, y)",
+ * "invalid access '->z' vs. int", "cannot index type 'int'",
  * "cannot take address of register value". */
 int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
 	       int nsteps, struct dwv_access *out, char *err, size_t errlen);

@@ -176,6 +176,7 @@ int pass2_elaborate(struct session *s)
 	do {
 		before = c.user_probes.n + s->functions.n + s->globals.n;
 		elab_derive_probes(&c);
+		proc_lower_marks(&c, lowered);
 		proc_lower_targets(&c, lowered);
 		lowered = s->probes.n;
 		collect_bodies(&c);
@@ -200,7 +201,7 @@ int pass2_elaborate(struct session *s)
 		elab_autoprint(&c);
 	if (!c.errors)
 		condition_probe(&c);
-	if (!c.errors && !s->probes.n)
+	if (!c.errors && !s->probes.n && !s->listing) /* -l: no output, exit 1 */
 		elab_error(&c, NULL, "no probes found");
 	if (c.errors)
 		return 1;

@@ -140,6 +140,14 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 {
 	struct elab *c = rc->c;
 	const struct source_file *from = e->tok && e->tok->loc.file ? e->tok->loc.file : rc->file;
+	if (!strcmp(e->str, "@perf")) {
+		/* Parsed as a call (parser_value.c); perf counters are the
+		 * kernel's. */
+		elab_error(c, e->tok,
+			   "@perf needs the kernel's perf counters: this "
+			   "implementation traces user space only");
+		return;
+	}
 	struct functiondecl *fd = find_function(c, e->str, e->args.n, from);
 	if (!fd) {
 		elab_error(c, e->tok, "unresolved function %s%s", e->str,

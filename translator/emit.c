@@ -466,6 +466,14 @@ static const char *probe_kind_name(enum probe_kind k)
 		return "STP_PROBE_PROCESS_BEGIN";
 	case PK_PROCESS_END:
 		return "STP_PROBE_PROCESS_END";
+	case PK_PROCESS_THREAD_BEGIN:
+		return "STP_PROBE_PROCESS_THREAD_BEGIN";
+	case PK_PROCESS_THREAD_END:
+		return "STP_PROBE_PROCESS_THREAD_END";
+	case PK_PROCESS_SYSCALL:
+		return "STP_PROBE_PROCESS_SYSCALL";
+	case PK_PROCESS_SYSCALL_RETURN:
+		return "STP_PROBE_PROCESS_SYSCALL_RETURN";
 	default:
 		return "STP_PROBE_TIMER";
 	}
@@ -653,6 +661,10 @@ int pass3_translate(struct session *s)
 					  dp->module ? emit_cstr(dp->module) : "0",
 					  (unsigned long long)dp->addr,
 					  (unsigned long long)dp->module_base);
+			if (dp->library || dp->semaphore)
+				sb_printf(&out, ", %s, 0x%llxull",
+					  dp->library ? emit_cstr(dp->library) : "0",
+					  (unsigned long long)dp->semaphore);
 			sb_puts(&out, " },\n");
 		}
 		sb_puts(&out, "};\n\n");

@@ -8,6 +8,11 @@
 #include "options.h"
 #include "diag.h"
 #include "emit.h"
+#include "ast.h"
+#include "util.h"
+#include "dwarf_list.h"
+#include "probes_process.h"
+#include "sdt.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -103,8 +108,14 @@ static void set_cleanup_signals(void)
 /* ---- the passes ---- */
 
 /* Passes print their own diagnostics; the driver adds the summary line. */
+static int listing_mode; /* -l/-L: SystemTap prints no "Pass N: failed" */
+
 static void pass_failed(int n, const char *what)
 {
+	if (listing_mode) {
+		diag_print_suppressed();
+		return;
+	}
 	fprintf(stderr, "Pass %d: %s failed.  [man error::pass%d]\n", n, what, n);
 	diag_print_suppressed();
 }
@@ -224,6 +235,88 @@ static int run_passes(struct session *s)
 	return run_pass5(s) ? 1 : 0;
 }
 
+/* ---- -l / -L ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* -L's variables of a resolved point (malloc'd, or NULL: none). */
+static char *listing_vars(const struct derived_probe *dp)
+{
+	switch (dp->kind) {
+	case PK_PROCESS_FUNCTION:
+	case PK_PROCESS_RETURN:
+		if (dp->mark) { /* SDT marker: $arg1..$argN */
+			const struct sdt_probe *m = dp->mark;
+			struct strbuf b = {0};
+			for (int k = 0; k < m->nargs; k++)
+				sb_printf(&b, " $arg%d:long", k + 1);
+			return xstrdup(sb_str(&b));
+		}
+		if (dp->proc) {
+			const struct proc_point *pp = dp->proc;
+			return dwl_point_vars(pp->mod, pp->func_die,
+					      pp->is_return ? pp->entry_pc : pp->pc, pp->is_return);
+		}
+		return NULL;
+	case PK_PROCESS_BEGIN:
+	case PK_PROCESS_END:
+	case PK_PROCESS_THREAD_BEGIN:
+	case PK_PROCESS_THREAD_END:
+	case PK_PROCESS_SYSCALL:
+	case PK_PROCESS_SYSCALL_RETURN:
+		/* SystemTap lists its utrace context for all of these */
+		return xstrdup(" $syscall:long $arg1:long $arg2:long $arg3:long $arg4:long "
+			       "$arg5:long $arg6:long");
+	default:
+		return NULL;
+	}
+}
+
+/* As SystemTap: the pattern becomes the script "probe PATTERN {}", passes
+ * 1 and 2 run with every point optional (nothing matched: no output, exit
+ * 1, no message), and the resolved points' pp() texts are printed sorted
+ * and without duplicates; -L adds each point's variables. */
+static int run_listing(struct session *s)
+{
+	s->script_text = xasprintf("probe %s {}", s->listing_pattern);
+	s->script_file = NULL;
+	s->last_pass = 3; /* passes 1 and 2 print nothing; only they run */
+	s->unoptimized = 1; /* keep the empty probes */
+	listing_mode = 1;
+	if (run_pass1(s))
+		return 1;
+	struct probe *p;
+	vec_foreach (struct probe *, p, &s->user_file->probes) {
+		struct probe_point *pt;
+		vec_foreach (struct probe_point *, pt, &p->points)
+			pt->optional = 1;
+	}
+	if (run_pass2(s))
+		return 1;
+	struct vec lines = {0};
+	for (int i = 0; i < s->probes.n; i++) {
+		struct derived_probe *dp = s->probes.v[i];
+		if (!dp->probe || dp->probe->id == -1 || !dp->pp)
+			continue;
+		char *vars = NULL;
+		if (s->listing == 2)
+			vars = listing_vars(dp);
+		vec_push(&lines, xasprintf("%s%s", dp->pp, vars ? vars : ""));
+		free(vars);
+	}
+	if (!lines.n)
+		return 1;
+	qsort(lines.v, lines.n, sizeof *lines.v, cmp_str);
+	for (int i = 0; i < lines.n; i++)
+		if (!i || strcmp(lines.v[i], lines.v[i - 1]))
+			puts(lines.v[i]);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct session *s = &the_session;
@@ -241,18 +334,10 @@ int main(int argc, char **argv)
 	driver_locate(s);
 	s->cache_dir = options_disable_cache ? NULL : cache_default_dir();
 
-	if (s->listing) {
-		fprintf(stderr,
-			"ERROR: listing probe points (-%c) is not available yet in "
-			"this implementation.\n",
-			s->listing == 1 ? 'l' : 'L');
-		return 1;
-	}
-
 	set_cleanup_signals();
 	if (driver_make_tmpdir(s))
 		return 1;
-	int rc = run_passes(s);
+	int rc = s->listing ? run_listing(s) : run_passes(s);
 	fflush(stdout);
 	driver_remove_tmpdir(s);
 	return rc;

@@ -438,6 +438,21 @@ static struct expr *parse_at_operator(struct parser *p)
 		parser_expect_op(p, ")");
 		return e;
 	}
+	if (!strcmp(n, "@perf")) {
+		/* @perf("NAME"): the value of the perf counter a
+		 * perf...counter("NAME") probe defines. Kept as a call, like
+		 * @probewrite, for pass 2 to judge (it needs the kernel). */
+		parser_next(p);
+		struct expr *e = expr_new(E_CALL, t);
+		e->str = t->content;
+		parser_expect_op(p, "(");
+		const struct token *s = parser_peek(p);
+		if (s->type != TOK_STRING)
+			pass1_throw(s, 1, "expected literal string");
+		vec_push(&e->args, parse_literal(p, 0));
+		parser_expect_op(p, ")");
+		return e;
+	}
 	if (!strcmp(n, "@entry") || !strcmp(n, "@defined")) {
 		parser_next(p);
 		struct expr *e = expr_new(n[1] == 'e' ? E_ENTRY : E_DEFINED, t);

@@ -76,7 +76,9 @@ static void find_files(const char *dir, const char *suffix, struct vec *out)
 	}
 }
 
-/* Load the public macros (.stpm) of a library directory. */
+/* Load the public macros (.stpm) of a library directory. A file with
+ * errors is skipped whole, with a warning; the errors still fail pass 1
+ * but, as in SystemTap, are not counted in the "N parse errors." line. */
 static int load_library_macros(struct session *s, const char *dir)
 {
 	struct vec macros = {0};
@@ -85,10 +87,15 @@ static int load_library_macros(struct session *s, const char *dir)
 	find_files(dir, ".stpm", &macros);
 	vec_foreach(char *, path, &macros) {
 		struct source_file *sf = load(path, path);
-		if (sf) {
-			sf->is_tapset = 1;
-			errors += parse_stpm(s, sf);
-		}
+		if (!sf)
+			continue;
+		sf->is_tapset = 1;
+		int n = parse_stpm(s, sf);
+		if (n && !s->suppress_warnings)
+			fprintf(stderr,
+				"WARNING: macro tapset \"%s\" has errors, and will be skipped.\n",
+				path);
+		errors += n;
 	}
 	return errors;
 }
@@ -145,10 +152,11 @@ static int parse_all(struct session *s)
 
 	/* Library macros (.stpm) must be known before the user script. */
 	char *dir;
+	int macro_errors = 0;
 	if (s->tapset_dir)
-		errors += load_library_macros(s, s->tapset_dir);
+		macro_errors += load_library_macros(s, s->tapset_dir);
 	vec_foreach(char *, dir, &s->include_dirs)
-		errors += load_library_macros(s, dir);
+		macro_errors += load_library_macros(s, dir);
 
 	/* SystemTap's two messages for a script with nothing in it. */
 	struct lexer *lx = lexer_new(user, NULL);
@@ -170,10 +178,10 @@ static int parse_all(struct session *s)
 	vec_foreach(char *, dir, &s->include_dirs)
 		errors += parse_library(s, dir);
 
-	if (errors) {
+	if (errors)
 		fprintf(stderr, "%d parse error%s.\n", errors, errors == 1 ? "" : "s");
+	if (errors || macro_errors)
 		return 1;
-	}
 	if (s->last_pass == 1) {
 		struct strbuf out = {0};
 		sb_puts(&out, "# parse tree dump\n");

@@ -219,6 +219,16 @@ static void define_macro(struct pp *pp, struct macro_table *mt)
 		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
 			    name->content);
 	}
+	/* Library macros share one namespace: another .stpm file (one
+	 * loaded earlier) may not define the same name (in a branch taken). */
+	old = pp->stpm && !pp->skipping ? find_macro(&global_macros, name->content)
+					: NULL;
+	if (old) {
+		pass1_report(name, 0, "duplicate definition of library macro '@%s'",
+			     name->content);
+		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
+			    name->content);
+	}
 	struct macro *m = xcalloc(1, sizeof(*m));
 	m->name = name->content;
 	m->name_tok = name;
@@ -324,11 +334,12 @@ static const struct token *macro_next(struct pp *pp)
 		const char *name = t->content + 1;
 		if (!strcmp(name, "define")) {
 			/* A .stpm file's definitions are public, and only those
-			 * of the branches taken count. */
+			 * of the branches taken count. They are gathered in
+			 * pp->local and made public once the whole file is
+			 * read without error (pp_collect_macros). */
 			static struct macro_table discard;
-			define_macro(pp, !pp->stpm ? &pp->local
-					 : pp->skipping ? &discard
-							: &global_macros);
+			define_macro(pp, pp->stpm && pp->skipping ? &discard
+								  : &pp->local);
 			discard.first = NULL;
 			continue;
 		}
@@ -360,8 +371,21 @@ static const struct token *macro_next(struct pp *pp)
 void pp_collect_macros(struct pp *pp)
 {
 	pp->stpm = 1;
-	while (pp_next(pp)->type != TOK_EOF)
-		;
+	/* Only @define's (maybe inside conditionals) may be there. */
+	const struct token *t = pp_next(pp);
+	if (t->type != TOK_EOF)
+		pass1_throw(t, 0, "unexpected token in library macro file '%s'",
+			    pp->src->name);
+	/* No error: the file's macros become public (an error unwinds past
+	 * here, and the whole file is skipped, as SystemTap does). */
+	struct macro *m = pp->local.first;
+	while (m) {
+		struct macro *next = m->next;
+		m->next = global_macros.first;
+		global_macros.first = m;
+		m = next;
+	}
+	pp->local.first = NULL;
 }
 
 /* ---- layer 3: conditionals ---- */

@@ -20,7 +20,9 @@ void pp_reset(void);
 struct pp *pp_new(struct session *s, const struct source_file *src);
 
 /* Run a .stpm file through: its @define's (in branches taken) become
- * visible to every file. Errors unwind through pass1_throw. */
+ * visible to every file, but only if the whole file is read without
+ * error; anything other than @define's is an error. Errors unwind
+ * through pass1_throw. */
 void pp_collect_macros(struct pp *pp);
 
 /* The next token for the parser; TOK_EOF at the end. Errors are raised

@@ -1,11 +1,14 @@
 /* process(...) probe points, resolved against the program's ELF/DWARF:
  *   process("PATH") | process(PID) | process      (the -c/-x target)
- *     .function("PATTERN[@FILE[:LINE]]") [.call | .return]
- *     .begin | .end
+ *     .function("PATTERN[@FILE[:LINE]]") [.call | .return | .inline | .exported]
+ *     .statement("FUNC@FILE:LINE") | .statement(ADDRESS)[.absolute]
+ *     .plt["(PATTERN)"]
+ *     .library("LIB").function("PATTERN...") [.call | .return]
+ *     [.library("LIB")] [.provider("P")].mark("NAME")  (SDT markers)
+ *     .begin | .end | .thread.begin | .thread.end | .syscall[.return]
  * One derived probe per function matched, with SystemTap's pp() text
  * (process("/abs/prog").function("foo@/abs/prog.c:12")). Other process
- * points (.statement, .mark, .plt, .library, ...) are not supported yet
- * and say so. */
+ * points (.insn, .data, ...) are not supported yet and say so. */
 #include <gelf.h>
 #include <fcntl.h>
 #include <libelf.h>
@@ -15,9 +18,12 @@
 #include <unistd.h>
 
 #include "dwarf_list.h"
+#include "sdt.h"
 #include "probes_process.h"
 
-static const char *const process_subnames[] = {"function", "begin", "end", NULL};
+static const char *const process_subnames[] = {"function", "library", "mark", "provider",
+						"statement", "plt", "begin", "end", "thread",
+						"syscall", NULL};
 
 /* Opened modules live for the whole run (target variables need them). */
 static struct vec mods; /* struct dwq_mod * */
@@ -114,13 +120,16 @@ static char *point_executable(struct elab *c, struct probe_component *c0, int *a
 	return NULL;
 }
 
+/* The .function(...) component is pp->components.v[fi]; lib: the
+ * .library(...) module (absolute path) or NULL for the executable. */
 static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 					struct derived_probe *dp, const char *exe,
-					struct pp_error *err)
+					const char *lib, int fi, struct pp_error *err)
 {
 	(void)c;
-	struct probe_component *c1 = pp->components.v[1];
-	struct probe_component *c2 = pp->components.n > 2 ? pp->components.v[2] : NULL;
+	struct probe_component *c1 = pp->components.v[fi];
+	struct probe_component *c2 = pp->components.n > fi + 1 ? pp->components.v[fi + 1] : NULL;
+	const char *file = lib ? lib : exe;
 	char msg[DWQ_ERRLEN];
 	int is_return = 0;
 	const char *suffix = "";
@@ -128,31 +137,43 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 
 	if (!c1->arg || c1->arg->kind != E_STRING)
 		return pp_fail(err, c1->tok, "expected a string");
+	int exported = 0;
 	if (c2) {
-		if (pp->components.n > 3 || c2->arg ||
-		    (strcmp(c2->functor, "return") && strcmp(c2->functor, "call"))) {
-			if (!strcmp(c2->functor, "inline") || !strcmp(c2->functor, "exported"))
-				return pp_fail(err, c2->tok,
-					       "process(...).function(...).%s probes are not "
-					       "supported yet",
-					       c2->functor);
-			return pp_fail(err, c2->tok, "probe point mismatch");
+		if (pp->components.n > fi + 2 || c2->arg ||
+		    (strcmp(c2->functor, "return") && strcmp(c2->functor, "call") &&
+		     strcmp(c2->functor, "inline") && strcmp(c2->functor, "exported"))) {
+			struct vec names = {0};
+			vec_push(&names, (void *)"call");
+			vec_push(&names, (void *)"exported");
+			vec_push(&names, (void *)"inline");
+			vec_push(&names, (void *)"return");
+			return pp_fail(err, c2->tok, "probe point mismatch%s",
+				       elab_suggest(c2->functor, &names));
 		}
-		is_return = !strcmp(c2->functor, "return");
-		suffix = is_return ? ".return" : ".call";
-		kind = DWQ_CALL;
+		if (!strcmp(c2->functor, "inline")) {
+			suffix = ".inline";
+			kind = DWQ_INLINE;
+		} else if (!strcmp(c2->functor, "exported")) {
+			suffix = ".exported";
+			exported = 1;
+		} else {
+			is_return = !strcmp(c2->functor, "return");
+			suffix = is_return ? ".return" : ".call";
+			kind = DWQ_CALL;
+		}
 	}
-	struct dwq_mod *m = open_mod(exe, msg, sizeof msg);
+	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, c1->tok, "%s", msg);
 	struct dwq_funcs fs;
-	if (dwq_functions(m, c1->arg->str, kind, DWQ_PROLOGUE_AUTO, 0, &fs, msg, sizeof msg) < 0)
+	if (dwq_functions(m, c1->arg->str, kind, DWQ_PROLOGUE_AUTO, exported, &fs, msg,
+			  sizeof msg) < 0)
 		return pp_fail(err, c1->tok, "%s", msg);
 	if (fs.n == 0) {
 		dwq_funcs_free(&fs);
 		return pp_fail(err, NULL, "no match");
 	}
-	uint64_t base = module_base(exe);
+	uint64_t base = module_base(file);
 	struct derived_probe *d = dp;
 	for (size_t i = 0; i < fs.n; i++) {
 		const struct dwq_func *fn = &fs.v[i];
@@ -168,14 +189,488 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 		p->entry_pc = fn->probe;
 		p->func = xstrdup(fn->name);
 		d->kind = is_return ? PK_PROCESS_RETURN : PK_PROCESS_FUNCTION;
-		d->pp = dwl_function_pp(exe, NULL, fn, suffix);
+		d->pp = dwl_function_pp(exe, lib, fn, suffix);
 		d->module = exe;
+		d->library = lib;
 		d->addr = p->pc;
 		d->module_base = base;
 		d->proc = p;
 	}
 	dwq_funcs_free(&fs);
 	return PP_OK;
+}
+
+/* The DIE of the function named fname that holds vaddr pc (0: none). */
+static Dwarf_Off function_die_at(struct dwq_mod *m, const char *fname, uint64_t pc)
+{
+	struct dwq_funcs fs;
+	Dwarf_Off die = 0;
+	char msg[DWQ_ERRLEN];
+
+	if (!fname || dwq_functions(m, fname, DWQ_CALL, DWQ_PROLOGUE_NEVER, 0, &fs, msg,
+				    sizeof msg) < 0)
+		return 0;
+	for (size_t i = 0; i < fs.n && !die; i++)
+		if (fs.v[i].has_dwarf && fs.v[i].entry <= pc &&
+		    (pc < fs.v[i].entry + fs.v[i].size || !fs.v[i].size))
+			die = fs.v[i].die;
+	dwq_funcs_free(&fs);
+	return die;
+}
+
+static const char *prefix_of(const char *exe, const char *lib, char *buf, size_t len)
+{
+	if (lib)
+		snprintf(buf, len, "process(\"%s\").library(\"%s\")", exe, lib);
+	else
+		snprintf(buf, len, "process(\"%s\")", exe);
+	return buf;
+}
+
+/* .statement("FUNC@FILE:LINE"), .statement(ADDRESS)[.absolute] at
+ * pp->components.v[si]. An absolute address is where the code runs (no
+ * load bias); a plain one is an ELF vaddr of the module. */
+static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
+					 struct derived_probe *dp, const char *exe,
+					 const char *lib, int si, struct pp_error *err)
+{
+	(void)c;
+	struct probe_component *cs = pp->components.v[si];
+	struct probe_component *cn = pp->components.n > si + 1 ? pp->components.v[si + 1] : NULL;
+	const char *file = lib ? lib : exe;
+	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
+	int absolute = 0;
+
+	if (cn) {
+		if (pp->components.n > si + 2 || cn->arg || strcmp(cn->functor, "absolute") ||
+		    !cs->arg || cs->arg->kind != E_NUMBER)
+			return pp_fail(err, cn->tok, "invalid suffix for probe");
+		absolute = 1;
+	}
+	if (!cs->arg || (cs->arg->kind != E_STRING && cs->arg->kind != E_NUMBER))
+		return pp_fail(err, cs->tok, "expected a string or a number");
+	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
+	if (!m)
+		return pp_fail(err, cs->tok, "%s", msg);
+	prefix_of(exe, lib, pre, sizeof pre);
+	if (cs->arg->kind == E_NUMBER) {
+		uint64_t a = (uint64_t)cs->arg->num;
+		struct proc_point *p = xcalloc(1, sizeof *p);
+		p->mod = m;
+		p->pc = a;
+		p->entry_pc = a;
+		p->func = "";
+		dp->kind = PK_PROCESS_FUNCTION;
+		dp->pp = xasprintf("%s.statement(0x%llx)%s", pre, (unsigned long long)a,
+				   absolute ? ".absolute" : "");
+		dp->module = exe;
+		dp->library = lib;
+		dp->addr = a;
+		/* absolute: no bias (the runtime's bias is base - module_base,
+		 * 0 when the base is below module_base) */
+		dp->module_base = absolute ? UINT64_MAX : module_base(file);
+		if (!absolute)
+			dp->proc = p;
+		else
+			free(p);
+		return PP_OK;
+	}
+	struct dwq_stmts st;
+	if (dwq_statements(m, cs->arg->str, &st, msg, sizeof msg) < 0)
+		return pp_fail(err, cs->tok, "%s", msg);
+	if (st.n == 0) {
+		dwq_stmts_free(&st);
+		return pp_fail(err, NULL, "no match");
+	}
+	uint64_t base = module_base(file);
+	struct derived_probe *d = dp;
+	for (size_t i = 0; i < st.n; i++) {
+		if (i) {
+			d->more = xcalloc(1, sizeof *d);
+			d = d->more;
+		}
+		struct proc_point *p = xcalloc(1, sizeof *p);
+		p->mod = m;
+		p->pc = st.v[i].addr;
+		p->entry_pc = st.v[i].addr;
+		p->func = xstrdup(st.v[i].func ? st.v[i].func : "");
+		p->func_die = function_die_at(m, st.v[i].func, st.v[i].addr);
+		d->kind = PK_PROCESS_FUNCTION;
+		d->pp = xasprintf("%s.statement(\"%s@%s:%d\")", pre, st.v[i].func, st.v[i].file,
+				  st.v[i].line);
+		d->module = exe;
+		d->library = lib;
+		d->addr = st.v[i].addr;
+		d->module_base = base;
+		d->proc = p;
+	}
+	dwq_stmts_free(&st);
+	return PP_OK;
+}
+
+/* .plt("PATTERN") at pp->components.v[pi]: one probe per PLT stub. */
+static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
+				   struct derived_probe *dp, const char *exe, const char *lib,
+				   int pi, struct pp_error *err)
+{
+	(void)c;
+	struct probe_component *cp = pp->components.v[pi];
+	const char *file = lib ? lib : exe;
+	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
+
+	if (pp->components.n > pi + 1) {
+		struct probe_component *cn = pp->components.v[pi + 1];
+		if (!strcmp(cn->functor, "return"))
+			return pp_fail(err, cn->tok,
+				       "process(...).plt(...).return probes are not supported yet");
+		return pp_fail(err, cn->tok, "invalid suffix for probe");
+	}
+	const char *pat = "*";
+	if (cp->arg && cp->arg->kind != E_STRING)
+		return pp_fail(err, cp->tok, "expected a string");
+	if (cp->arg)
+		pat = cp->arg->str;
+	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
+	if (!m)
+		return pp_fail(err, cp->tok, "%s", msg);
+	struct dwq_plts ps;
+	if (dwq_plt_entries(m, pat, &ps, msg, sizeof msg) < 0)
+		return pp_fail(err, cp->tok, "%s", msg);
+	if (ps.n == 0) {
+		dwq_plts_free(&ps);
+		return pp_fail(err, NULL, "no match");
+	}
+	prefix_of(exe, lib, pre, sizeof pre);
+	uint64_t base = module_base(file);
+	struct derived_probe *d = dp;
+	for (size_t i = 0; i < ps.n; i++) {
+		if (i) {
+			d->more = xcalloc(1, sizeof *d);
+			d = d->more;
+		}
+		d->kind = PK_PROCESS_FUNCTION;
+		d->pp = xasprintf("%s.plt(\"%s\")", pre, ps.v[i].name);
+		d->module = exe;
+		d->library = lib;
+		d->addr = ps.v[i].addr;
+		d->module_base = base;
+	}
+	dwq_plts_free(&ps);
+	return PP_OK;
+}
+
+/* .mark("NAME") / .provider("P").mark("NAME") at pp->components.v[mi]:
+ * one probe per SDT marker of FILE (the executable or lib) that matches,
+ * firing at the marker's nop, with its semaphore (if any) raised while
+ * probed; $argN, $$name and $$provider are lowered by proc_lower_marks. */
+static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
+				    struct derived_probe *dp, const char *exe, const char *lib,
+				    int mi, struct pp_error *err)
+{
+	(void)c;
+	struct probe_component *cm = pp->components.v[mi];
+	const char *provider = NULL;
+	char msg[DWQ_ERRLEN];
+	const char *file = lib ? lib : exe;
+
+	if (!strcmp(cm->functor, "provider")) {
+		if (!cm->arg || cm->arg->kind != E_STRING)
+			return pp_fail(err, cm->tok, "expected a string");
+		provider = cm->arg->str;
+		if (pp->components.n <= mi + 1)
+			return pp_fail(err, cm->tok, "probe point truncated (follow:  mark)");
+		cm = pp->components.v[++mi];
+		if (strcmp(cm->functor, "mark")) {
+			struct vec names = {0};
+			vec_push(&names, (void *)"mark");
+			return pp_fail(err, cm->tok, "probe point mismatch%s",
+				       elab_suggest(cm->functor, &names));
+		}
+	}
+	if (!cm->arg || cm->arg->kind != E_STRING)
+		return pp_fail(err, cm->tok, "expected a string");
+	if (pp->components.n > mi + 1)
+		return pp_fail(err, ((struct probe_component *)pp->components.v[mi + 1])->tok,
+			       "invalid suffix for probe");
+	/* Kept for the whole run (the probes point into it). */
+	struct sdt_probes *ps = xcalloc(1, sizeof *ps);
+	if (sdt_read(file, ps, msg, sizeof msg) < 0)
+		return pp_fail(err, cm->tok, "%s", msg);
+	uint64_t base = module_base(file);
+	struct derived_probe *d = NULL;
+	for (size_t i = 0; i < ps->n; i++) {
+		struct sdt_probe *m = &ps->v[i];
+		if ((provider && !sdt_name_matches(provider, m->provider)) ||
+		    !sdt_name_matches(cm->arg->str, m->name))
+			continue;
+		if (d) {
+			d->more = xcalloc(1, sizeof *d);
+			d = d->more;
+		} else {
+			d = dp;
+		}
+		d->kind = PK_PROCESS_FUNCTION;
+		d->pp = lib ? xasprintf("process(\"%s\").library(\"%s\").provider(\"%s\").mark(\"%s\")",
+					exe, lib, m->provider, m->name)
+			    : xasprintf("process(\"%s\").provider(\"%s\").mark(\"%s\")", exe,
+					m->provider, m->name);
+		d->module = exe;
+		d->library = lib;
+		d->addr = m->pc;
+		d->module_base = base;
+		d->semaphore = m->semaphore;
+		d->mark = m;
+	}
+	if (!d)
+		return pp_fail(err, NULL, "no match");
+	return PP_OK;
+}
+
+/* ---- $argN, $$name, $$provider in .mark probes ---- */
+
+struct mark_lower {
+	struct elab *c;
+	const struct sdt_probe *m;
+	int is_return; /* .syscall.return */
+};
+
+static struct expr *num_expr(const struct token *tok, int64_t n)
+{
+	struct expr *e = expr_new(E_NUMBER, tok);
+	e->num = n;
+	return e;
+}
+
+static void to_call(struct expr *e, const char *name, int n, const int64_t *args)
+{
+	const struct token *tok = e->tok;
+	memset(e, 0, sizeof *e);
+	e->kind = E_CALL;
+	e->tok = tok;
+	e->str = name;
+	for (int i = 0; i < n; i++)
+		vec_push(&e->args, num_expr(tok, args[i]));
+}
+
+/* One argument as a __tvar_* call in place of e; -1 with msg if the
+ * operand is of a form not handled. */
+static int lower_mark_arg(struct expr *e, const struct sdt_arg *a, char *msg, size_t len)
+{
+	int64_t size = a->size > 0 && a->size <= 8 ? a->size : 8;
+	switch (a->kind) {
+	case SDT_ARG_CONST: {
+		const struct token *tok = e->tok;
+		memset(e, 0, sizeof *e);
+		e->kind = E_NUMBER;
+		e->tok = tok;
+		e->num = a->offset;
+		return 0;
+	}
+	case SDT_ARG_REG:
+		if (a->reg_high)
+			break;
+		to_call(e, "__tvar_reg", 3, (int64_t[]){a->reg, size, a->is_signed});
+		return 0;
+	case SDT_ARG_MEM:
+		if (a->index != SDT_REG_NONE)
+			break;
+		to_call(e, "__tvar_mem", 4, (int64_t[]){a->reg, a->offset, size, a->is_signed});
+		return 0;
+	case SDT_ARG_ABS:
+		to_call(e, "__tvar_addr", 3, (int64_t[]){a->offset, size, a->is_signed});
+		return 0;
+	}
+	snprintf(msg, len, "unsupported SDT argument operand '%s'", a->text ? a->text : "");
+	return -1;
+}
+
+static int lower_mark_expr(struct expr *e, void *arg)
+{
+	struct mark_lower *L = arg;
+	const struct sdt_probe *m = L->m;
+	char msg[DWQ_ERRLEN];
+	const struct token *tok = e->tok;
+	int n = 0, end = 0;
+
+	if (e->kind != E_TARGET || !e->str)
+		return 0;
+	if (e->comps.n || e->addressof || e->pretty)
+		return 0; /* type checking reports it */
+	if (!strcmp(e->str, "$$name") || !strcmp(e->str, "$$provider")) {
+		const char *v = e->str[2] == 'n' ? m->name : m->provider;
+		memset(e, 0, sizeof *e);
+		e->kind = E_STRING;
+		e->tok = tok;
+		e->str = v;
+		return 1;
+	}
+	msg[0] = '\0';
+	if ((!strcmp(e->str, "$$vars") || !strcmp(e->str, "$$parms")) && m->nargs >= 0) {
+		/* sprintf("arg1=%#x arg2=%#x", $arg1, $arg2) */
+		struct expr *out = expr_new(E_PRINT, tok);
+		struct expr *fmt = expr_new(E_STRING, tok);
+		char *f = xstrdup("");
+		out->str = "sprintf";
+		out->print_to_string = 1;
+		out->print_has_fmt = 1;
+		vec_push(&out->args, fmt);
+		for (int k = 0; k < m->nargs; k++) {
+			char *g = xasprintf("%s%sarg%d=%%#x", f, k ? " " : "", k + 1);
+			free(f);
+			f = g;
+			struct expr *a = expr_new(E_NUMBER, tok);
+			if (lower_mark_arg(a, &m->args[k], msg, sizeof msg) < 0)
+				break;
+			vec_push(&out->args, a);
+		}
+		fmt->str = f;
+		if (!msg[0]) {
+			if (m->nargs == 0) {
+				out = expr_new(E_STRING, tok);
+				out->str = "";
+			}
+			*e = *out;
+			return 1;
+		}
+	} else if (sscanf(e->str, "$arg%d%n", &n, &end) == 1 && !e->str[end] && n >= 1) {
+		if (m->nargs < 0)
+			snprintf(msg, sizeof msg, "cannot parse the arguments of marker '%s': '%s'",
+				 m->name, m->args_text ? m->args_text : "");
+		else if (n > m->nargs)
+			snprintf(msg, sizeof msg,
+				 "invalid target variable '%s': marker '%s' has %d argument%s",
+				 e->str, m->name, m->nargs, m->nargs == 1 ? "" : "s");
+		else if (lower_mark_arg(e, &m->args[n - 1], msg, sizeof msg) == 0)
+			return 1;
+	} else if (!msg[0]) {
+		snprintf(msg, sizeof msg,
+			 "unable to find local '%s' in marker '%s' (alternatives: $arg1..$arg%d, "
+			 "$$name, $$provider)",
+			 e->str + 1, m->name, m->nargs > 0 ? m->nargs : 0);
+	}
+	if (L->c->s->skip_badvars) {
+		memset(e, 0, sizeof *e);
+		e->kind = E_NUMBER;
+		e->tok = tok;
+		return 1;
+	}
+	elab_error(L->c, tok, "%s", msg);
+	return 1;
+}
+
+/* $syscall, $arg1..$arg6 and (in .return) $return of .syscall probes. */
+static int lower_syscall_expr(struct expr *e, void *arg)
+{
+	struct mark_lower *L = arg;
+	static const int argregs[] = {5, 4, 1, 10, 8, 9}; /* rdi rsi rdx r10 r8 r9 */
+	const struct token *tok = e->tok;
+	int n = 0, end = 0;
+
+	if (e->kind != E_TARGET || !e->str)
+		return 0;
+	if (e->comps.n || e->addressof || e->pretty)
+		return 0;
+	if (!strcmp(e->str, "$syscall")) {
+		memset(e, 0, sizeof *e);
+		e->kind = E_CALL;
+		e->tok = tok;
+		e->str = "register";
+		struct expr *name = expr_new(E_STRING, tok);
+		name->str = "orig_rax";
+		vec_push(&e->args, name);
+		return 1;
+	}
+	if (!strcmp(e->str, "$return") && L->is_return) {
+		to_call(e, "__tvar_reg", 3, (int64_t[]){0, 8, 1});
+		return 1;
+	}
+	if (sscanf(e->str, "$arg%d%n", &n, &end) == 1 && !e->str[end] && n >= 1 && n <= 6) {
+		to_call(e, "__tvar_reg", 3, (int64_t[]){argregs[n - 1], 8, 1});
+		return 1;
+	}
+	if (L->c->s->skip_badvars) {
+		memset(e, 0, sizeof *e);
+		e->kind = E_NUMBER;
+		e->tok = tok;
+		return 1;
+	}
+	elab_error(L->c, tok,
+		   "unable to find local '%s' in a .syscall%s probe (alternatives: $syscall, "
+		   "$arg1..$arg6%s)",
+		   e->str + 1, L->is_return ? ".return" : "", L->is_return ? ", $return" : "");
+	return 1;
+}
+
+static int has_target_expr(struct expr *e, void *arg)
+{
+	if (e->kind == E_TARGET)
+		*(int *)arg = 1;
+	return 0;
+}
+
+void proc_lower_marks(struct elab *c, int from)
+{
+	for (int i = from; i < c->s->probes.n; i++) {
+		struct derived_probe *dp = c->s->probes.v[i];
+		int sys = dp->kind == PK_PROCESS_SYSCALL || dp->kind == PK_PROCESS_SYSCALL_RETURN;
+		if ((!dp->mark && !sys) || !dp->probe || !dp->probe->body)
+			continue;
+		int any = 0;
+		walk_stmt(dp->probe->body, NULL, has_target_expr, &any);
+		if (!any)
+			continue;
+		/* Each marker has its own operands: its own body. */
+		struct probe *p = xcalloc(1, sizeof *p);
+		*p = *dp->probe;
+		memset(&p->locals, 0, sizeof p->locals);
+		p->body = elab_copy_stmt(dp->probe->body);
+		dp->probe = p;
+		struct mark_lower L = {c, dp->mark, dp->kind == PK_PROCESS_SYSCALL_RETURN};
+		walk_stmt(p->body, NULL, sys ? lower_syscall_expr : lower_mark_expr, &L);
+	}
+}
+
+/* process(...).library("LIB").function(...): LIB is found from the
+ * executable's needs (or taken as a path); probes are placed when the
+ * library gets mapped (at start or by dlopen), at its load bias. */
+static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
+				      struct derived_probe *dp, const char *exe, int any,
+				      struct pp_error *err)
+{
+	struct probe_component *c0 = pp->components.v[0];
+	struct probe_component *c1 = pp->components.v[1];
+	char msg[DWQ_ERRLEN];
+
+	if (!c1->arg || c1->arg->kind != E_STRING)
+		return pp_fail(err, c1->tok, "expected a string");
+	if (pp->components.n < 3)
+		return pp_fail(err, c1->tok, "probe point truncated (follow:  function)");
+	struct probe_component *c2 = pp->components.v[2];
+	int is_mark = !strcmp(c2->functor, "mark") || !strcmp(c2->functor, "provider");
+	int is_stmt = !strcmp(c2->functor, "statement"), is_plt = !strcmp(c2->functor, "plt");
+	if (strcmp(c2->functor, "function") && !is_mark && !is_stmt && !is_plt) {
+		struct vec names = {0};
+		vec_push(&names, (void *)"function");
+		vec_push(&names, (void *)"mark");
+		vec_push(&names, (void *)"plt");
+		vec_push(&names, (void *)"provider");
+		vec_push(&names, (void *)"statement");
+		return pp_fail(err, c2->tok, "probe point mismatch%s",
+			       elab_suggest(c2->functor, &names));
+	}
+	if (any)
+		return pp_fail(err, c0->tok,
+			       "process.library probes need a path, -c CMD or -x PID");
+	char *lib = dwq_find_library(exe, c1->arg->str, msg, sizeof msg);
+	if (!lib)
+		return pp_fail(err, c1->tok, "%s", msg);
+	if (is_mark)
+		return resolve_marks(c, pp, dp, exe, lib, 2, err);
+	if (is_stmt)
+		return resolve_statements(c, pp, dp, exe, lib, 2, err);
+	if (is_plt)
+		return resolve_plts(c, pp, dp, exe, lib, 2, err);
+	return resolve_functions(c, pp, dp, exe, lib, 2, err);
 }
 
 static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
@@ -190,9 +685,13 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 	const char *what = c1->functor;
 	int is_begin = !strcmp(what, "begin"), is_end = !strcmp(what, "end");
 	int is_function = !strcmp(what, "function");
-	if (!is_begin && !is_end && !is_function) {
+	int is_library = !strcmp(what, "library");
+	int is_mark = !strcmp(what, "mark") || !strcmp(what, "provider");
+	int is_stmt = !strcmp(what, "statement"), is_plt = !strcmp(what, "plt");
+	int is_thread = !strcmp(what, "thread"), is_syscall = !strcmp(what, "syscall");
+	if (!is_begin && !is_end && !is_function && !is_library && !is_mark && !is_stmt &&
+	    !is_plt && !is_thread && !is_syscall) {
 		static const char *const later[] = {
-		    "statement", "mark", "provider", "plt", "library", "thread", "syscall",
 		    "insn", "data", NULL};
 		for (int i = 0; later[i]; i++)
 			if (!strcmp(what, later[i]))
@@ -205,7 +704,24 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		return pp_fail(err, c1->tok, "probe point mismatch%s",
 			       elab_suggest(what, &names));
 	}
-	if ((is_begin || is_end) && (c1->arg || pp->components.n > 2))
+	enum probe_kind kind = is_begin ? PK_PROCESS_BEGIN : PK_PROCESS_END;
+	if (is_thread || is_syscall) {
+		struct probe_component *c2 = pp->components.n > 2 ? pp->components.v[2] : NULL;
+		if (c1->arg)
+			return pp_fail(err, c1->tok, "invalid suffix for probe");
+		if (is_thread && !c2)
+			return pp_fail(err, c1->tok, "probe point truncated (follow:  begin end)");
+		if (c2 && (pp->components.n > 3 || c2->arg ||
+			   (is_thread && strcmp(c2->functor, "begin") && strcmp(c2->functor, "end")) ||
+			   (is_syscall && strcmp(c2->functor, "return"))))
+			return pp_fail(err, c2->tok, "probe point mismatch%s",
+				       is_thread ? " (similar: begin end)" : " (similar: return)");
+		if (is_thread)
+			kind = !strcmp(c2->functor, "begin") ? PK_PROCESS_THREAD_BEGIN
+							     : PK_PROCESS_THREAD_END;
+		else
+			kind = c2 ? PK_PROCESS_SYSCALL_RETURN : PK_PROCESS_SYSCALL;
+	} else if ((is_begin || is_end) && (c1->arg || pp->components.n > 2))
 		return pp_fail(err, pp->components.n > 2
 					? ((struct probe_component *)pp->components.v[2])->tok
 					: c1->tok,
@@ -222,11 +738,29 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		if (any)
 			return pp_fail(err, c0->tok,
 				       "process.function probes need a path, -c CMD or -x PID");
-		return resolve_functions(c, pp, dp, exe, err);
+		return resolve_functions(c, pp, dp, exe, NULL, 1, err);
 	}
-	dp->kind = is_begin ? PK_PROCESS_BEGIN : PK_PROCESS_END;
-	if (exe)
-		dp->pp = xasprintf("process(\"%s\").%s", exe, what);
+	if (is_library)
+		return resolve_library(c, pp, dp, exe, any, err);
+	if (is_mark || is_stmt || is_plt) {
+		if (any)
+			return pp_fail(err, c0->tok, "process.%s probes need a path, -c CMD or -x PID",
+				       what);
+		if (is_stmt)
+			return resolve_statements(c, pp, dp, exe, NULL, 1, err);
+		if (is_plt)
+			return resolve_plts(c, pp, dp, exe, NULL, 1, err);
+		return resolve_marks(c, pp, dp, exe, NULL, 1, err);
+	}
+	dp->kind = kind;
+	if (exe) {
+		const char *tail = kind == PK_PROCESS_THREAD_BEGIN	? "thread.begin"
+				   : kind == PK_PROCESS_THREAD_END	? "thread.end"
+				   : kind == PK_PROCESS_SYSCALL		? "syscall"
+				   : kind == PK_PROCESS_SYSCALL_RETURN	? "syscall.return"
+									: what;
+		dp->pp = xasprintf("process(\"%s\").%s", exe, tail);
+	}
 	dp->module = exe;
 	dp->module_base = exe ? module_base(exe) : 0;
 	return PP_OK;

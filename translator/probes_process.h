@@ -24,4 +24,8 @@ struct proc_point {
  * target variables its own copy of the body. */
 void proc_lower_targets(struct elab *c, int from);
 
+/* The same for .mark probes ($argN, $$name, $$provider), before
+ * proc_lower_targets (probes_process.c). */
+void proc_lower_marks(struct elab *c, int from);
+
 #endif

@@ -1,24 +1,34 @@
-/* Target variables of process function probes, first subset: $param and
- * $local of integer, enum, bool and pointer types, $return in .return
- * probes, and $$parms / $$locals / $$vars. Each becomes a call of one of
- * the tapset's __tvar_* functions (tapset/context_user.stp), whose
- * embedded C reads registers and memory through the runtime's context
- * API; the locations come from dwarf_vars (dwv_*). In .return probes,
- * @entry(EXPR) (and $param, which means @entry($param) there, as in
- * SystemTap) is evaluated by a hidden function probe after the prologue
- * and read back with __tvar_entry_get. Anything beyond the subset
- * (members, indexes, $x$ pretty-printing, @cast, @var) stays a target
- * expression and is reported by type checking. */
+/* Target variables of process function probes: $param and $local (any
+ * integer, enum, bool, pointer; registers, memory, location lists),
+ * member and index chains ($p->a->b, $arr[2], $arr[$i]), &$x, $x$ and
+ * $x$$, @var("name[@file]"), @cast(ADDR, "type"[, "module"])->member,
+ * @defined(...) (1 when the DWARF resolves it; if/?: on it are folded
+ * before the rest is lowered, so a dead branch is never reported), writes
+ * under -g ($x = v, memory locations only), $return in .return probes and
+ * $$parms / $$locals / $$vars. Each becomes script code calling the
+ * tapset's __tvar_* functions (tapset/tvar_access.stp, context_user.stp),
+ * whose embedded C reads registers and memory through the runtime's
+ * context API; the locations and access paths come from dwarf_vars
+ * (dwv_*). In .return probes, @entry(EXPR) (and $param, which means
+ * @entry($param) there, as in SystemTap) is evaluated by a hidden function
+ * probe after the prologue and read back with __tvar_entry_get. Errors are
+ * SystemTap's ("unable to find member ...", "write to target variable not
+ * permitted; need stap -g"); --skip-badvars makes a bad one 0. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dwarf_vars.h"
 #include "probes_process.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
 struct lower {
 	struct elab *c;
 	struct proc_point *pt;
 	int errors;
+	int quiet;          /* @defined trial: count errors, report none */
+	struct vec defined; /* @defined nodes folded to numbers */
 };
 
 static struct expr *number(const struct token *tok, int64_t n)
@@ -28,99 +38,409 @@ static struct expr *number(const struct token *tok, int64_t n)
 	return e;
 }
 
-/* Turn e into a call NAME(args...) in place. */
-static void make_call(struct expr *e, const char *name, int n, const int64_t *args)
-{
-	const struct token *tok = e->tok;
-	memset(e, 0, sizeof *e);
-	e->kind = E_CALL;
-	e->tok = tok;
-	e->str = name;
-	for (int i = 0; i < n; i++)
-		vec_push(&e->args, number(tok, args[i]));
-}
-
 static int scalar_kind(enum dwv_tkind k)
 {
 	return k == DWV_T_INT || k == DWV_T_CHAR || k == DWV_T_BOOL || k == DWV_T_ENUM ||
 	       k == DWV_T_POINTER;
 }
 
-/* A read of a located scalar as a call in place of e; -1 with msg set if
- * the location or type is outside the subset. */
-static int lower_read(struct expr *e, const struct dwv_loc *loc, const struct dwv_type *ty,
-		      char *msg, size_t len)
+/* ---- general accesses: members, indexes, &, @var, @cast, $x$ ---- */
+
+static struct expr *call_expr(const struct token *tok, const char *name, int n,
+			      struct expr **args)
 {
-	int64_t size = ty->size > 0 && ty->size <= 8 ? ty->size : 8;
-	int64_t sign = ty->kind == DWV_T_POINTER ? 0 : ty->is_signed;
-	if (!scalar_kind(ty->kind)) {
-		snprintf(msg, len, "target variables of this type are not supported yet");
-		return -1;
-	}
-	switch (loc->kind) {
-	case DWV_LOC_REG:
-		make_call(e, "__tvar_reg", 3, (int64_t[]){loc->reg, size, sign});
-		return 0;
-	case DWV_LOC_MEM:
-		make_call(e, "__tvar_mem", 4, (int64_t[]){loc->reg, loc->offset, size, sign});
-		return 0;
-	case DWV_LOC_ADDR:
-		make_call(e, "__tvar_addr", 3, (int64_t[]){loc->offset, size, sign});
-		return 0;
-	case DWV_LOC_VALUE:
-		make_call(e, "__tvar_value", 4, (int64_t[]){loc->reg, loc->offset, size, sign});
-		return 0;
-	case DWV_LOC_CONST: {
-		const struct token *tok = e->tok;
-		memset(e, 0, sizeof *e);
-		e->kind = E_NUMBER;
-		e->tok = tok;
-		e->num = loc->offset;
-		return 0;
-	}
-	default:
-		snprintf(msg, len, "target variable location not supported yet");
-		return -1;
-	}
+	struct expr *e = expr_new(E_CALL, tok);
+	e->str = name;
+	for (int i = 0; i < n; i++)
+		vec_push(&e->args, args[i]);
+	return e;
 }
 
-static int lower_var(struct lower *L, struct expr *e, char *msg, size_t len)
+static struct expr *binary(const struct token *tok, const char *op, struct expr *l,
+			   struct expr *r)
+{
+	struct expr *e = expr_new(E_BINARY, tok);
+	e->op = op;
+	e->left = l;
+	e->right = r;
+	return e;
+}
+
+static struct expr *plus(const struct token *tok, struct expr *l, int64_t n)
+{
+	return n ? binary(tok, "+", l, number(tok, n)) : l;
+}
+
+/* The value (or, with addr_of, the address) an access gives, as script
+ * code. IDX: the run-time indexes, in order; SCRIPT_ADDR: @cast's
+ * address. WANT_ADDR: the address of the final location (for writes).
+ * NULL with msg set when it cannot be expressed. */
+static struct expr *access_expr(const struct token *tok, const struct dwv_access *a,
+				struct expr **idx, int nidx, struct expr *script_addr,
+				int want_addr, char *msg, size_t len)
+{
+	struct expr *x;
+	int in_mem, k = 0;
+	switch (a->loc.kind) {
+	case DWV_LOC_REG:
+		x = call_expr(tok, "__tvar_regval", 1, (struct expr *[]){number(tok, a->loc.reg)});
+		in_mem = 0;
+		break;
+	case DWV_LOC_MEM:
+		x = call_expr(tok, "__tvar_regval", 1, (struct expr *[]){number(tok, a->loc.reg)});
+		x = plus(tok, x, a->loc.offset);
+		in_mem = 1;
+		break;
+	case DWV_LOC_ADDR:
+		x = plus(tok, call_expr(tok, "__tvar_bias", 0, NULL), a->loc.offset);
+		in_mem = 1;
+		break;
+	case DWV_LOC_SCRIPT_ADDR:
+		x = plus(tok, script_addr, a->loc.offset);
+		in_mem = 1;
+		break;
+	case DWV_LOC_VALUE:
+		x = call_expr(tok, "__tvar_regval", 1, (struct expr *[]){number(tok, a->loc.reg)});
+		x = plus(tok, x, a->loc.offset);
+		in_mem = 0;
+		break;
+	case DWV_LOC_CONST:
+		x = number(tok, a->loc.offset);
+		in_mem = 0;
+		break;
+	default:
+		snprintf(msg, len, "target variable location not supported yet");
+		return NULL;
+	}
+	for (int i = 0; i < a->nops; i++) {
+		const struct dwv_op *op = &a->ops[i];
+		if (op->kind == DWV_OP_LOAD_PTR) {
+			if (in_mem)
+				x = call_expr(tok, "__tvar_read", 3,
+					      (struct expr *[]){x, number(tok, 8), number(tok, 0)});
+			in_mem = 1;
+			continue;
+		}
+		if (!in_mem) {
+			snprintf(msg, len, "cannot access a part of a value held in a register");
+			return NULL;
+		}
+		if (op->kind == DWV_OP_ADD) {
+			x = plus(tok, x, op->n);
+		} else {
+			if (k >= nidx) {
+				snprintf(msg, len, "internal error: index missing");
+				return NULL;
+			}
+			x = binary(tok, "+", x, binary(tok, "*", number(tok, op->n), idx[k++]));
+		}
+	}
+	if (a->addr_of || want_addr) {
+		if (!in_mem) {
+			snprintf(msg, len, "cannot take address of register value");
+			return NULL;
+		}
+		return x;
+	}
+	const struct dwv_type *ty = &a->type;
+	if (ty->kind == DWV_T_ARRAY)
+		return x; /* an array is its address, as in C */
+	if (!scalar_kind(ty->kind)) {
+		snprintf(msg, len, "target variables of this type are not supported yet");
+		return NULL;
+	}
+	int64_t size = ty->size > 0 && ty->size <= 8 ? ty->size : 8;
+	int64_t sign = ty->kind == DWV_T_POINTER ? 0 : ty->is_signed;
+	if (a->bit_size) {
+		struct expr *raw = in_mem ? call_expr(tok, "__tvar_read", 3,
+						      (struct expr *[]){x, number(tok, size),
+									number(tok, 0)})
+					  : x;
+		return call_expr(tok, "__tvar_bits", 4,
+				 (struct expr *[]){raw, number(tok, a->bit_offset),
+						   number(tok, a->bit_size), number(tok, sign)});
+	}
+	if (in_mem)
+		return call_expr(tok, "__tvar_read", 3,
+				 (struct expr *[]){x, number(tok, size), number(tok, sign)});
+	return call_expr(tok, "__tvar_fit", 3,
+			 (struct expr *[]){x, number(tok, size), number(tok, sign)});
+}
+
+/* "'struct s' (/a.c:2) is being accessed instead of a member such as '->a'" */
+static void whole_struct_msg(const struct dwv_access *a, char *msg, size_t len)
+{
+	Dwarf_Die die = a->type.die, c;
+	const char *file = dwarf_decl_file(&die);
+	int line = 0;
+	const char *first = NULL;
+	dwarf_decl_line(&die, &line);
+	if (dwarf_child(&die, &c) == 0)
+		do
+			if (dwarf_tag(&c) == DW_TAG_member && (first = dwarf_diename(&c)))
+				break;
+		while (dwarf_siblingof(&c, &c) == 0);
+	snprintf(msg, len, "'%s' (%s:%d) is being accessed instead of a member such as '->%s'",
+		 a->type_name, file ? file : "?", line, first ? first : "?");
+}
+
+struct target_ref {
+	struct dwv_var var;
+	int have_var;
+	Dwarf_Die cast_type; /* @cast */
+	int is_cast;
+	struct dwv_step *steps;
+	int nsteps;
+	struct expr **idx;
+	int nidx;
+	const struct token *err_tok; /* where the message points */
+};
+
+static void ref_free(struct target_ref *r)
+{
+	if (r->have_var)
+		dwv_var_free(&r->var);
+	free(r->steps);
+	free(r->idx);
+}
+
+static int lower_expr(struct expr *e, void *arg);
+
+/* Find the base of E (variable, @var or @cast type) and its steps. */
+static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, char *msg,
+		       size_t len)
 {
 	struct proc_point *pt = L->pt;
-	struct dwv_var v;
-	struct dwv_type ty;
 	int rc;
-	if (!pt->func_die) {
+	memset(r, 0, sizeof *r);
+	r->err_tok = e->tok;
+	if (!pt->func_die && e->kind == E_TARGET) {
 		snprintf(msg, len, "no debug info for '%s'", pt->func);
 		return -1;
 	}
-	if (!strcmp(e->str, "$return")) {
+	if (e->kind == E_CAST) {
+		struct expr *tn = e->args.n ? e->args.v[0] : NULL;
+		if (!tn || tn->kind != E_STRING) {
+			snprintf(msg, len, "@cast needs a type name");
+			return -1;
+		}
+		if (e->args.n > 1) {
+			struct expr *mod = e->args.v[1];
+			if (strcmp(mod->str, dwq_path(pt->mod)) && strcmp(mod->str, pt->func)) {
+				const char *b = strrchr(dwq_path(pt->mod), '/');
+				if (!b || strcmp(b + 1, mod->str)) {
+					snprintf(msg, len, "type definition '%s' not found in '%s'",
+						 tn->str, mod->str);
+					return -1;
+				}
+			}
+		}
+		if (dwv_find_type(pt->mod, tn->str, &r->cast_type, msg, len) < 0)
+			return -1;
+		r->is_cast = 1;
+	} else if (e->kind == E_ATVAR) {
+		char *name = xstrdup(e->str), *at = strchr(name, '@');
+		if (at)
+			*at++ = '\0';
+		rc = dwv_global_var(pt->mod, name, at, &r->var, msg, len);
+		free(name);
+		if (rc < 0)
+			return -1;
+		r->have_var = 1;
+	} else if (!strcmp(e->str, "$return")) {
 		if (!pt->is_return) {
 			snprintf(msg, len, "not accessible at this address (pc: 0x%llx)",
 				 (unsigned long long)pt->pc);
 			return -1;
 		}
-		rc = dwv_return_var(pt->mod, pt->func_die, &v, msg, len);
+		if (dwv_return_var(pt->mod, pt->func_die, &r->var, msg, len) < 0)
+			return -1;
+		r->have_var = 1;
 	} else {
-		rc = dwv_find_var(pt->mod, pt->pc, e->str + 1, &v, msg, len);
+		if (dwv_find_var(pt->mod, pt->pc, e->str + 1, &r->var, msg, len) < 0)
+			return -1;
+		r->have_var = 1;
 	}
-	if (rc < 0)
+	if (r->have_var && !r->var.has_type) {
+		snprintf(msg, len, "variable '%s' has no type", r->var.name);
 		return -1;
-	rc = -1;
-	if (!v.has_type)
-		snprintf(msg, len, "variable '%s' has no type", v.name);
-	else if (dwv_resolve_type(&v.type_die, &ty) == 0)
-		rc = lower_read(e, &v.loc, &ty, msg, len);
-	else
-		snprintf(msg, len, "cannot resolve the type of '%s'", v.name);
-	dwv_var_free(&v);
-	return rc;
+	}
+	r->steps = xcalloc((size_t)e->comps.n + 1, sizeof *r->steps);
+	r->idx = xcalloc((size_t)e->comps.n + 1, sizeof *r->idx);
+	for (int i = 0; i < e->comps.n; i++) {
+		struct tcomp *tc = e->comps.v[i];
+		struct dwv_step *st = &r->steps[r->nsteps++];
+		if (tc->kind == TC_MEMBER) {
+			st->kind = DWV_STEP_MEMBER;
+			st->member = tc->member;
+		} else if (tc->kind == TC_INDEX_NUM) {
+			st->kind = DWV_STEP_INDEX;
+			st->index = tc->num;
+		} else {
+			st->kind = DWV_STEP_INDEX;
+			st->index_dynamic = 1;
+			walk_expr(tc->index, lower_expr, L);
+			r->idx[r->nidx++] = tc->index;
+		}
+	}
+	if (e->addressof)
+		r->steps[r->nsteps++].kind = DWV_STEP_ADDROF;
+	return 0;
 }
 
-/* $$parms, $$locals, $$vars: sprintf(fmt, reads...). */
-static int lower_scope(struct lower *L, struct expr *e, char *msg, size_t len)
+static int ref_access(struct lower *L, struct expr *e, struct target_ref *r, int nsteps,
+		      struct dwv_access *a, char *msg, size_t len)
+{
+	if (r->is_cast)
+		return dwv_cast_access(L->pt->mod, &r->cast_type, r->steps, nsteps, a, msg, len);
+	return dwv_access(L->pt->mod, &r->var, r->steps, nsteps, a, msg, len);
+	(void)e;
+}
+
+/* The access of the whole chain; on failure, err_tok is the first
+ * component that failed (SystemTap points at that '->' or '['). */
+static int ref_full_access(struct lower *L, struct expr *e, struct target_ref *r,
+			   struct dwv_access *a, char *msg, size_t len)
+{
+	if (ref_access(L, e, r, r->nsteps, a, msg, len) == 0)
+		return 0;
+	for (int k = 1; k <= e->comps.n; k++) {
+		struct dwv_access t;
+		char m2[DWQ_ERRLEN];
+		if (ref_access(L, e, r, k, &t, m2, sizeof m2) < 0) {
+			r->err_tok = ((struct tcomp *)e->comps.v[k - 1])->tok;
+			snprintf(msg, len, "%s", m2);
+			return -1;
+		}
+		dwv_access_free(&t);
+	}
+	return -1;
+}
+
+/* @entry(EXPR) and $param in a .return probe: the saved value. */
+struct entries {
+	struct vec exprs; /* struct expr *: what the hidden probe evaluates */
+	struct lower *L;
+};
+
+/* X evaluated at entry: a slot of the hidden probe, read back. */
+static struct expr *entry_slot(struct entries *en, struct expr *x)
+{
+	int64_t slot = en->exprs.n;
+	vec_push(&en->exprs, x);
+	return call_expr(x->tok, "__tvar_entry_get", 1, (struct expr *[]){number(x->tok, slot)});
+}
+
+/* sprintf(fmt, values...) of a pretty-printing; takes PR. With EN, the
+ * values are taken at the function's entry (.return probes). */
+static struct expr *pretty_print_expr(const struct token *tok, struct dwv_pretty *pr,
+				      struct entries *en, char *msg, size_t len)
+{
+	struct expr *out = expr_new(E_PRINT, tok);
+	out->str = "sprintf";
+	out->print_to_string = 1;
+	out->print_has_fmt = 1;
+	struct expr *fmt = expr_new(E_STRING, tok);
+	fmt->str = xstrdup(pr->fmt);
+	vec_push(&out->args, fmt);
+	for (int i = 0; i < pr->nargs; i++) {
+		struct dwv_parg *pa = &pr->args[i];
+		struct expr *x;
+		if (pa->kind == DWV_ARG_INT) {
+			x = access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
+			if (x && en)
+				x = entry_slot(en, x);
+		} else if (pa->kind == DWV_ARG_STRING) {
+			struct expr *p = access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
+			if (p && en)
+				p = entry_slot(en, p);
+			x = p ? call_expr(tok, "__tvar_quoted", 2, (struct expr *[]){p, number(tok, -1)})
+			      : NULL;
+		} else {
+			struct expr *p = access_expr(tok, &pa->acc, NULL, 0, NULL, 1, msg, len);
+			int64_t n = pa->acc.type.count > 0 ? pa->acc.type.count : -1;
+			if (p && en)
+				p = entry_slot(en, p);
+			x = p ? call_expr(tok, "__tvar_quoted", 2, (struct expr *[]){p, number(tok, n)})
+			      : NULL;
+		}
+		if (!x) {
+			dwv_pretty_free(pr);
+			return NULL;
+		}
+		vec_push(&out->args, x);
+	}
+	dwv_pretty_free(pr);
+	return out;
+}
+
+/* $x$, $x$$ (and @var with $): sprintf(fmt, values...). */
+static struct expr *pretty_expr(struct lower *L, struct expr *e, struct target_ref *r, char *msg,
+				size_t len)
+{
+	struct dwv_pretty pr;
+	if (r->is_cast || r->nidx) {
+		snprintf(msg, len, "this form of pretty-printing is not supported yet");
+		return NULL;
+	}
+	if (dwv_pretty_var(L->pt->mod, &r->var, r->steps, r->nsteps, e->pretty == 2, &pr, msg,
+			   len) < 0)
+		return NULL;
+	return pretty_print_expr(e->tok, &pr, NULL, msg, len);
+}
+
+static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *write_value,
+			      const struct token **err_tok, char *msg, size_t len);
+
+static struct expr *string_expr(const struct token *tok, const char *str)
+{
+	struct expr *x = expr_new(E_STRING, tok);
+	x->str = str;
+	return x;
+}
+
+/* $$return: "return=0x2a" ($$return$: "return=" and $return$); "" for a
+ * function returning nothing. */
+static int lower_scope_return(struct lower *L, struct expr *e, char *msg, size_t len)
 {
 	struct proc_point *pt = L->pt;
+	const struct token *tok = e->tok, *et;
+	Dwarf_Die fn;
+	Dwarf_Attribute a;
+	if (!pt->is_return) {
+		snprintf(msg, len, "not accessible at this address (pc: 0x%llx)",
+			 (unsigned long long)pt->pc);
+		return -1;
+	}
+	if (!dwarf_offdie(dwq_dwarf(pt->mod), pt->func_die, &fn) ||
+	    !dwarf_attr_integrate(&fn, DW_AT_type, &a)) {
+		*e = *string_expr(tok, "");
+		return 0;
+	}
+	struct expr *r = expr_new(E_TARGET, tok);
+	r->str = "$return";
+	r->pretty = e->pretty;
+	struct expr *x = lower_ref(L, r, NULL, &et, msg, len);
+	if (!x)
+		return -1;
+	struct expr *out = expr_new(E_PRINT, tok);
+	out->str = "sprintf";
+	out->print_to_string = 1;
+	out->print_has_fmt = 1;
+	vec_push(&out->args, string_expr(tok, e->pretty ? "return=%s" : "return=%#x"));
+	vec_push(&out->args, x);
+	*e = *out;
+	return 0;
+}
+
+/* $$parms, $$locals, $$vars (and with $ / $$); with EN (.return probes)
+ * the values are those at the function's entry. */
+static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char *msg,
+		       size_t len)
+{
+	struct proc_point *pt = L->pt;
+	if (!strcmp(e->str, "$$return"))
+		return lower_scope_return(L, e, msg, len);
 	enum dwv_which which = !strcmp(e->str, "$$parms")	 ? DWV_PARMS
 			       : !strcmp(e->str, "$$locals") ? DWV_LOCALS
 							     : DWV_ALL;
@@ -129,40 +449,123 @@ static int lower_scope(struct lower *L, struct expr *e, char *msg, size_t len)
 		snprintf(msg, len, "no debug info for '%s'", pt->func);
 		return -1;
 	}
-	if (pt->is_return || e->pretty) {
-		snprintf(msg, len, "this form of %s is not supported yet", e->str);
+	if (pt->is_return && !en) {
+		snprintf(msg, len, "%s in .return probes is not supported here", e->str);
 		return -1;
 	}
-	if (dwv_pretty_scope(pt->mod, pt->pc, which, 0, &pr, msg, len) < 0)
+	if (dwv_pretty_scope(pt->mod, en ? pt->entry_pc : pt->pc, which, e->pretty, &pr, msg,
+			     len) < 0)
 		return -1;
-	const struct token *tok = e->tok;
-	struct vec args = {0};
-	struct expr *fmt = expr_new(E_STRING, tok);
-	fmt->str = xstrdup(pr.fmt);
-	vec_push(&args, fmt);
-	int rc = 0;
-	for (int i = 0; i < pr.nargs && rc == 0; i++) {
-		struct dwv_parg *a = &pr.args[i];
-		struct expr *x = expr_new(E_NUMBER, tok);
-		if (a->kind != DWV_ARG_INT || a->acc.nops || a->acc.addr_of) {
-			snprintf(msg, len, "this form of %s is not supported yet", e->str);
-			rc = -1;
-		} else {
-			rc = lower_read(x, &a->acc.loc, &a->acc.type, msg, len);
-		}
-		vec_push(&args, x);
-	}
-	dwv_pretty_free(&pr);
-	if (rc < 0)
+	struct expr *x = pretty_print_expr(e->tok, &pr, en, msg, len);
+	if (!x)
 		return -1;
-	memset(e, 0, sizeof *e);
-	e->kind = E_PRINT;
-	e->tok = tok;
-	e->str = "sprintf";
-	e->print_to_string = 1;
-	e->print_has_fmt = 1;
-	e->args = args;
+	*e = *x;
 	return 0;
+}
+
+/* A target reference E (E_TARGET, E_ATVAR, E_CAST) as script code; with
+ * WRITE_VALUE, an assignment of it. */
+static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *write_value,
+			      const struct token **err_tok, char *msg, size_t len)
+{
+	struct target_ref r;
+	struct dwv_access a;
+	struct expr *out = NULL;
+	if (e->kind == E_CAST)
+		walk_expr(e->left, lower_expr, L);
+	int rc = ref_resolve(L, e, &r, msg, len);
+	*err_tok = r.err_tok;
+	if (rc < 0)
+		goto done;
+	if (e->pretty) {
+		out = pretty_expr(L, e, &r, msg, len);
+		goto done;
+	}
+	if (ref_full_access(L, e, &r, &a, msg, len) < 0) {
+		*err_tok = r.err_tok;
+		goto done;
+	}
+	if (!a.addr_of && !write_value &&
+	    (a.type.kind == DWV_T_STRUCT || a.type.kind == DWV_T_UNION)) {
+		whole_struct_msg(&a, msg, len);
+		dwv_access_free(&a);
+		goto done;
+	}
+	if (write_value && !a.nops && !a.addr_of && !a.bit_size && a.loc.kind == DWV_LOC_REG &&
+	    scalar_kind(a.type.kind)) {
+		out = call_expr(e->tok, "__tvar_set_reg", 2,
+				(struct expr *[]){number(e->tok, a.loc.reg), write_value});
+		dwv_access_free(&a);
+		goto done;
+	}
+	if (write_value && !a.nops && (a.loc.kind == DWV_LOC_VALUE || a.loc.kind == DWV_LOC_CONST)) {
+		snprintf(msg, len, "cannot write to a target variable whose value is computed");
+		dwv_access_free(&a);
+		goto done;
+	}
+	out = access_expr(e->tok, &a, r.idx, r.nidx, e->kind == E_CAST ? e->left : NULL,
+			  write_value != NULL, msg, len);
+	if (out && write_value) {
+		if (!scalar_kind(a.type.kind) || a.bit_size) {
+			snprintf(msg, len, "cannot write to a target variable of this type");
+			out = NULL;
+		} else {
+			int64_t size = a.type.size > 0 && a.type.size <= 8 ? a.type.size : 8;
+			out = call_expr(e->tok, "__tvar_write", 3,
+					(struct expr *[]){out, number(e->tok, size), write_value});
+		}
+	}
+	dwv_access_free(&a);
+done:
+	ref_free(&r);
+	return out;
+}
+
+static int is_ref(const struct expr *e)
+{
+	return e && ((e->kind == E_TARGET && e->str && strncmp(e->str, "$$", 2)) ||
+		     e->kind == E_ATVAR || e->kind == E_CAST);
+}
+
+/* Does E lower without error? (@defined) */
+static int trial_lower(struct lower *L, struct expr *e)
+{
+	struct expr *copy = elab_copy_expr(e);
+	char msg[DWQ_ERRLEN];
+	const struct token *tok;
+	if (copy->kind == E_TARGET && copy->str && !strncmp(copy->str, "$$", 2))
+		return L->pt->func_die != 0;
+	if (!is_ref(copy))
+		return 0;
+	if (copy->kind == E_TARGET && !strcmp(copy->str, "$return") && !L->pt->is_return)
+		return 0;
+	int saved = L->quiet;
+	L->quiet = 1;
+	struct expr *x = lower_ref(L, copy, NULL, &tok, msg, sizeof msg);
+	L->quiet = saved;
+	return x != NULL;
+}
+
+static void replace(struct expr *e, struct expr *with)
+{
+	*e = *with;
+}
+
+static void fail_at(struct lower *L, struct expr *e, const struct token *tok, const char *msg)
+{
+	if (L->quiet) {
+		L->errors++;
+		return;
+	}
+	if (L->c->s->skip_badvars) {
+		const struct token *t = e->tok;
+		memset(e, 0, sizeof *e);
+		e->kind = E_NUMBER;
+		e->tok = t;
+		return;
+	}
+	elab_error(L->c, tok, "%s", msg);
+	L->errors++;
 }
 
 static int lower_expr(struct expr *e, void *arg)
@@ -170,48 +573,85 @@ static int lower_expr(struct expr *e, void *arg)
 	struct lower *L = arg;
 	char msg[DWQ_ERRLEN];
 	int rc;
-	if (e->kind != E_TARGET || !e->str)
-		return 0;
-	if (e->comps.n || e->addressof || (e->pretty && strncmp(e->str, "$$", 2)))
-		return 0; /* not in the subset: type checking reports it */
 	const struct token *tok = e->tok;
 	msg[0] = '\0';
-	if (!strncmp(e->str, "$$", 2))
-		rc = lower_scope(L, e, msg, sizeof msg);
-	else
-		rc = lower_var(L, e, msg, sizeof msg);
-	if (rc == 0)
-		return 1;
-	if (L->c->s->skip_badvars) {
-		memset(e, 0, sizeof *e);
-		e->kind = E_NUMBER;
-		e->tok = tok;
+	if (e->kind == E_DEFINED) {
+		if (is_ref(e->left) || (e->left && e->left->kind == E_TARGET)) {
+			int ok = trial_lower(L, e->left);
+			memset(e, 0, sizeof *e);
+			e->kind = E_NUMBER;
+			e->tok = tok;
+			e->num = ok;
+			vec_push(&L->defined, e);
+			return 1;
+		}
+		return 0;
+	}
+	if (e->kind == E_ASSIGN && is_ref(e->left)) {
+		if (!L->c->s->guru) {
+			fail_at(L, e, e->left->tok,
+				"write to target variable not permitted; need stap -g");
+			return 1;
+		}
+		if (strcmp(e->op, "=")) {
+			fail_at(L, e, e->tok, "only '=' assignments to target variables are supported");
+			return 1;
+		}
+		walk_expr(e->right, lower_expr, L);
+		const struct token *et;
+		struct expr *x = lower_ref(L, e->left, e->right, &et, msg, sizeof msg);
+		if (x)
+			replace(e, x);
+		else
+			fail_at(L, e, et, msg);
 		return 1;
 	}
-	elab_error(L->c, tok, "%s", msg);
-	L->errors++;
+	if ((e->kind == E_PRE_INC || e->kind == E_POST_INC) && is_ref(e->left)) {
+		fail_at(L, e, e->left->tok,
+			L->c->s->guru ? "++/-- of target variables is not supported"
+				      : "write to target variable not permitted; need stap -g");
+		return 1;
+	}
+	if (e->kind != E_TARGET && e->kind != E_ATVAR && e->kind != E_CAST)
+		return 0;
+	if (e->kind == E_TARGET && !e->str)
+		return 0; /* autocast of a typed value: reported by type checking */
+	if (e->kind == E_TARGET && !strncmp(e->str, "$$", 2)) {
+		rc = lower_scope(L, e, NULL, msg, sizeof msg);
+		if (rc < 0)
+			fail_at(L, e, tok, msg);
+		return 1;
+	}
+	const struct token *et;
+	struct expr *x = lower_ref(L, e, NULL, &et, msg, sizeof msg);
+	if (x)
+		replace(e, x);
+	else
+		fail_at(L, e, et, msg);
 	return 1;
 }
-
-/* @entry(EXPR) and $param in a .return probe: the saved value. */
-struct entries {
-	struct vec exprs; /* struct expr *: what the hidden probe evaluates */
-};
 
 static int collect_entry(struct expr *e, void *arg)
 {
 	struct entries *en = arg;
 	struct expr *saved;
+	if (e->kind == E_TARGET && e->str &&
+	    (!strcmp(e->str, "$$parms") || !strcmp(e->str, "$$locals") ||
+	     !strcmp(e->str, "$$vars"))) {
+		char msg[DWQ_ERRLEN];
+		const struct token *tok = e->tok;
+		if (lower_scope(en->L, e, en, msg, sizeof msg) < 0)
+			fail_at(en->L, e, tok, msg);
+		return 1;
+	}
 	if (e->kind == E_ENTRY && e->left)
 		saved = elab_copy_expr(e->left);
 	else if (e->kind == E_TARGET && e->str && strcmp(e->str, "$return") &&
-		 strncmp(e->str, "$$", 2) && !e->comps.n && !e->addressof && !e->pretty)
+		 strncmp(e->str, "$$", 2) && !e->pretty)
 		saved = elab_copy_expr(e);
 	else
 		return 0;
-	int64_t slot = en->exprs.n;
-	vec_push(&en->exprs, saved);
-	make_call(e, "__tvar_entry_get", 1, &slot);
+	*e = *entry_slot(en, saved);
 	return 1;
 }
 
@@ -256,9 +696,29 @@ static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct en
 	vec_push(&c->s->probes, dp);
 }
 
+static int defined_only(struct expr *e, void *arg)
+{
+	if (e->kind != E_DEFINED)
+		return 0;
+	return lower_expr(e, arg);
+}
+
+/* Fold the if/?: that test the @defined values just computed, before the
+ * dead branches' target variables are lowered (and reported). */
+static void fold_defined_in(struct elab *c, struct probe *p, struct vec *nodes)
+{
+	struct elab tmp = *c;
+	memset(&tmp.bodies, 0, sizeof tmp.bodies);
+	vec_push(&tmp.bodies, p);
+	tmp.defined_nodes = *nodes;
+	elab_fold_defined(&tmp);
+	free(tmp.bodies.v);
+}
+
 static int has_target(struct expr *e, void *arg)
 {
-	if (e->kind == E_TARGET || e->kind == E_ENTRY)
+	if (e->kind == E_TARGET || e->kind == E_ENTRY || e->kind == E_ATVAR ||
+	    e->kind == E_CAST || e->kind == E_DEFINED)
 		*(int *)arg = 1;
 	return 0;
 }
@@ -280,13 +740,17 @@ void proc_lower_targets(struct elab *c, int from)
 		p->body = elab_copy_stmt(dp->probe->body);
 		dp->probe = p;
 		struct proc_point *pt = dp->proc;
+		struct lower L = {c, dp->proc, 0, 0, {0}};
+		walk_stmt(p->body, NULL, defined_only, &L);
+		if (L.defined.n)
+			fold_defined_in(c, p, &L.defined);
 		if (pt->is_return && pt->func_die) {
-			struct entries en = {{0}};
+			struct entries en = {{0}, &L};
 			walk_stmt(p->body, NULL, collect_entry, &en);
 			if (en.exprs.n)
 				add_entry_probe(c, dp, &en);
 		}
-		struct lower L = {c, dp->proc, 0};
 		walk_stmt(p->body, NULL, lower_expr, &L);
+		free(L.defined.v);
 	}
 }

@@ -16,6 +16,10 @@ enum probe_kind {
 	PK_PROCESS_RETURN,   /* process(...).function(...).return */
 	PK_PROCESS_BEGIN,    /* process[(...)].begin */
 	PK_PROCESS_END,      /* process[(...)].end */
+	PK_PROCESS_THREAD_BEGIN,    /* process[(...)].thread.begin */
+	PK_PROCESS_THREAD_END,      /* process[(...)].thread.end */
+	PK_PROCESS_SYSCALL,         /* process[(...)].syscall */
+	PK_PROCESS_SYSCALL_RETURN,  /* process[(...)].syscall.return */
 };
 
 /* One concrete probe point a probe body is attached to, after aliases and
@@ -39,6 +43,13 @@ struct derived_probe {
 	 * point resolved to (one per matched function). */
 	const char *module;
 	uint64_t addr, module_base;
+	/* .library("LIB") probes: the library's absolute path (addr is then
+	 * an ELF vaddr of the library, placed at its load bias) */
+	const char *library;
+	/* .mark probes: the marker (struct sdt_probe *) and its semaphore's
+	 * ELF vaddr (0: none), raised while the probe is placed */
+	void *mark;
+	uint64_t semaphore;
 	void *proc;
 	struct derived_probe *more;
 	/* a hidden probe that saves @entry values for this .return probe
