@@ -12,6 +12,7 @@
 #endif
 #include "stp_internal.h"
 #include "process.h"
+#include "dcg.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -391,6 +392,7 @@ static void on_thread_exit(struct _stp_pt_thread *t, int status, void *user)
 
 	(void)user;
 	(void)status;
+	_stp_dcg_thread_gone(tid);
 	if (!ps || tid == pid) /* the main thread: process.end */
 		return;
 	for (int i = 0; i < M->nprobes && can_run(); i++) {
@@ -672,9 +674,9 @@ void _stp_proc_finish(int verbose)
 {
 	int status;
 
-	(void)verbose;
 	if (!S)
 		return;
+	_stp_dcg_finish(verbose);
 	if (root_gone)
 		report_exit(root_status);
 	sem_restore_all();

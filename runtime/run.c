@@ -17,6 +17,7 @@
 #include "stp_internal.h"
 #include "target.h"
 #include "process.h"
+#include "dcg.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -114,6 +115,7 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 {
 	struct _stp_context c;
 
+	_stp_dcg_flush_all(); /* the call-graph lines before what the handler prints */
 	memset(&c, 0, sizeof c);
 	/* As SystemTap: begin/end/error probes get MAXACTION_INTERRUPTIBLE
 	 * (ten times MAXACTION); generated code may set its own budget. */

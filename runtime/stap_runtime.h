@@ -328,6 +328,11 @@ void _stp_ctx_ubacktrace_print(struct _stp_context *c, int style);
 void _stp_ctx_ubacktrace_sprint(struct _stp_context *c, int style, char *dst, size_t len);
 /* usymfileline (what 0), usymfile (1), usymline (2); "0x%016llx" unknown. */
 void _stp_ctx_usymfileline(struct _stp_context *c, int what, uint64_t addr, char *dst, size_t len);
+/* $dynamic_call_graph (runtime/dcg.c): switch call-graph tracing of the
+ * probe's thread on (non-zero; mech: the STP_DCG_MECHANISM text, "" for
+ * the default) or off; read its state. */
+void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *mech);
+int64_t _stp_dcg_get(struct _stp_context *c);
 int64_t _stp_ctx_gid(struct _stp_context *c);
 int64_t _stp_ctx_euid(struct _stp_context *c);
 int64_t _stp_ctx_cpu(struct _stp_context *c);

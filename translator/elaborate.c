@@ -176,6 +176,7 @@ int pass2_elaborate(struct session *s)
 	do {
 		before = c.user_probes.n + s->functions.n + s->globals.n;
 		elab_derive_probes(&c);
+		elab_lower_dcg(&c, lowered);
 		proc_lower_marks(&c, lowered);
 		proc_lower_targets(&c, lowered);
 		lowered = s->probes.n;

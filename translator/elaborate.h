@@ -192,6 +192,8 @@ void elab_fold_unoptimized(struct elab *c);
 /* Before anything else: if-statements deciding on @defined(...) keep only
  * the branch taken, so the other may use what does not resolve. */
 void elab_fold_defined(struct elab *c);
+/* $dynamic_call_graph lowered to __dcg_set/__dcg_get (elaborate_dcg.c). */
+void elab_lower_dcg(struct elab *c, int from);
 
 /* ---- auto-printing of write-only globals (elaborate_autoprint.c) ---- */
 void elab_autoprint(struct elab *c);

@@ -439,16 +439,18 @@ static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char
 		       size_t len)
 {
 	struct proc_point *pt = L->pt;
+	/* A function known only from the symbol table (crt code under a
+	 * function("*") wildcard): SystemTap expands these to "". */
+	if (!pt->func_die) {
+		*e = *string_expr(e->tok, "");
+		return 0;
+	}
 	if (!strcmp(e->str, "$$return"))
 		return lower_scope_return(L, e, msg, len);
 	enum dwv_which which = !strcmp(e->str, "$$parms")	 ? DWV_PARMS
 			       : !strcmp(e->str, "$$locals") ? DWV_LOCALS
 							     : DWV_ALL;
 	struct dwv_pretty pr;
-	if (!pt->func_die) {
-		snprintf(msg, len, "no debug info for '%s'", pt->func);
-		return -1;
-	}
 	if (pt->is_return && !en) {
 		snprintf(msg, len, "%s in .return probes is not supported here", e->str);
 		return -1;

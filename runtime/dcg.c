@@ -1,0 +1,532 @@
+/* The dynamic call graph: see dcg.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "dcg.h"
+#include "stp_internal.h"
+#include "process.h"
+#include "symbols.h"
+#include "arch/x86_64/insn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { DCG_CALL = 1, DCG_RET = 2 };
+enum { MECH_BLOCKSTEP, MECH_SINGLESTEP };
+static const char *const mech_names[] = {"blockstep", "singlestep"};
+
+/* One event, formatted only when printed. */
+struct rec {
+	uint8_t kind;
+	uint32_t depth;
+	uint64_t ns;   /* since tracing began in the thread */
+	uint64_t from; /* call / return instruction (0: the root) */
+	uint64_t to;   /* target / return address */
+	uint64_t name; /* address whose call-graph name is printed */
+};
+
+struct frame {
+	uint64_t sp;   /* rsp after the call: the return-address slot */
+	uint64_t func; /* the callee (start of its symbol when known) */
+	uint64_t ns;
+	uint8_t known; /* sp known (0: root entered other than by a call) */
+	uint8_t stub;  /* in a PLT stub: the call is not shown yet */
+	uint8_t tail;
+};
+
+struct dthread {
+	pid_t tid, pid;
+	int on;
+	struct _stp_pt_thread *t;
+	char comm[32];
+	int64_t t0;
+	uint64_t prev_pc;
+	struct frame *f;
+	size_t nf, capf;
+	struct rec *r;
+	size_t nr, capr;
+};
+
+static struct dthread **threads;
+static size_t nthreads;
+
+/* Decodings per (pid, address). */
+struct dec {
+	pid_t pid;
+	uint64_t addr;
+	uint8_t valid, len, kind, syscall, ripjmp;
+	uint64_t target;
+};
+#define DEC_BITS 14
+static struct dec *decs;
+
+/* Symbol tables per process. */
+struct stab {
+	pid_t pid;
+	struct _stp_symtab *st;
+};
+static struct stab *stabs;
+static size_t nstabs;
+
+static int mech = -1;
+static int btf = -2; /* _stp_pt_blockstep_honoured(), -2: not asked */
+static uint64_t n_stops, n_calls, n_rets;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void pick_mechanism(const char *m)
+{
+	const char *env = getenv("STAP_DCG_MECHANISM");
+
+	if (mech >= 0)
+		return;
+	if (env && *env)
+		m = env;
+	mech = MECH_BLOCKSTEP;
+	if (!m || !*m || !strcmp(m, "auto") || !strcmp(m, "blockstep"))
+		return;
+	if (!strcmp(m, "singlestep"))
+		mech = MECH_SINGLESTEP;
+	else
+		_stp_msg_warn("dynamic call graph: unknown mechanism '%s' (blockstep, "
+			      "singlestep): using blockstep", m);
+}
+
+static struct _stp_symtab *symtab_of(pid_t pid)
+{
+	for (size_t i = 0; i < nstabs; i++)
+		if (stabs[i].pid == pid)
+			return stabs[i].st;
+	struct stab *v = realloc(stabs, (nstabs + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	stabs = v;
+	stabs[nstabs].pid = pid;
+	stabs[nstabs].st = _stp_sym_open(pid);
+	return stabs[nstabs++].st;
+}
+
+static struct dthread *find_thread(pid_t tid, int create)
+{
+	for (size_t i = 0; i < nthreads; i++)
+		if (threads[i]->tid == tid)
+			return threads[i];
+	if (!create)
+		return NULL;
+	struct dthread **v = realloc(threads, (nthreads + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	threads = v;
+	struct dthread *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	d->tid = tid;
+	threads[nthreads++] = d;
+	return d;
+}
+
+/* ---- decoding ---- */
+
+static const struct dec *decode_at(struct _stp_pt_thread *t, uint64_t addr)
+{
+	pid_t pid = _stp_pt_pid(t);
+	uint8_t buf[16];
+	size_t n = sizeof buf;
+	struct _stp_x86_insn in;
+
+	if (!decs) {
+		decs = calloc((size_t)1 << DEC_BITS, sizeof *decs);
+		if (!decs)
+			return NULL;
+	}
+	struct dec *d = &decs[(addr ^ (addr >> DEC_BITS) ^ (uint64_t)pid * 0x9e37) &
+			      (((size_t)1 << DEC_BITS) - 1)];
+	if (d->valid && d->addr == addr && d->pid == pid)
+		return d;
+	/* the instruction may end near the end of a mapping */
+	while (n > 0 && _stp_pt_read_code(t, addr, buf, n) < 0)
+		n = n > 1 ? n / 2 : 0;
+	if (!n || _stp_x86_decode(buf, n, addr, &in) < 0)
+		return NULL;
+	memset(d, 0, sizeof *d);
+	d->pid = pid;
+	d->addr = addr;
+	d->valid = 1;
+	d->len = in.len;
+	d->kind = in.kind;
+	d->target = in.target;
+	d->syscall = in.len == 2 && ((in.bytes[0] == 0x0f && in.bytes[1] == 0x05) ||
+				     (in.bytes[0] == 0xcd && in.bytes[1] == 0x80));
+	d->ripjmp = in.kind == STP_X86_JMP_IND && in.has_mem && in.mem.base == STP_X86_RIP;
+	return d;
+}
+
+static int is_endbr(struct _stp_pt_thread *t, uint64_t addr)
+{
+	uint8_t b[4];
+	return _stp_pt_read_code(t, addr, b, 4) == 0 && b[0] == 0xf3 && b[1] == 0x0f &&
+	       b[2] == 0x1e && (b[3] == 0xfa || b[3] == 0xfb);
+}
+
+/* A PLT stub: (endbr64;) jmp *GOT(%rip). */
+static int is_stub(struct _stp_pt_thread *t, uint64_t addr)
+{
+	if (is_endbr(t, addr))
+		addr += 4;
+	const struct dec *d = decode_at(t, addr);
+	return d && d->ripjmp;
+}
+
+/* ---- symbols ---- */
+
+static const struct _stp_syminfo *sym(struct dthread *d, uint64_t addr)
+{
+	struct _stp_symtab *st = symtab_of(d->pid);
+	return st ? _stp_sym_lookup(st, addr) : NULL;
+}
+
+static int func_start(struct dthread *d, uint64_t addr)
+{
+	const struct _stp_syminfo *si = sym(d, addr);
+	return si && si->name && si->offset == 0;
+}
+
+/* Are a and b in the same function (X.cold counts as X)? */
+static int same_func(struct dthread *d, uint64_t a, uint64_t b)
+{
+	const struct _stp_syminfo *sa = sym(d, a);
+	if (!sa || !sa->name)
+		return 0;
+	uint64_t sa_addr = sa->symaddr;
+	char name[256];
+	const char *mod = sa->modpath;
+	snprintf(name, sizeof name, "%s", sa->name);
+	const struct _stp_syminfo *sb = sym(d, b);
+	if (!sb || !sb->name)
+		return 0;
+	if (sb->symaddr == sa_addr)
+		return 1;
+	return !strcmp(sb->name, name) && mod && sb->modpath && !strcmp(mod, sb->modpath);
+}
+
+/* ---- records and output ---- */
+
+static void emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		 uint64_t name)
+{
+	if (d->nr == d->capr) {
+		size_t cap = d->capr ? 2 * d->capr : 256;
+		struct rec *v = realloc(d->r, cap * sizeof *v);
+		if (!v)
+			return;
+		d->r = v;
+		d->capr = cap;
+	}
+	struct rec *r = &d->r[d->nr++];
+	r->kind = (uint8_t)kind;
+	r->depth = depth;
+	r->ns = (uint64_t)(now_ns() - d->t0);
+	r->from = from;
+	r->to = to;
+	r->name = name;
+	if (kind == DCG_CALL)
+		n_calls++;
+	else
+		n_rets++;
+	if (d->nr >= 4096)
+		_stp_dcg_flush_all();
+}
+
+static void flush_thread(struct dthread *d)
+{
+	struct _stp_symtab *st = d->nr ? symtab_of(d->pid) : NULL;
+	char name[512], line[1024];
+
+	for (size_t i = 0; i < d->nr; i++) {
+		const struct rec *r = &d->r[i];
+		if (st)
+			_stp_sym_cgname(st, r->name, name, sizeof name);
+		else
+			snprintf(name, sizeof name, "0x%" PRIx64, r->name);
+		int n = snprintf(line, sizeof line, "%6" PRIu64 " %s(%d):%*s%s%s\n",
+				 r->ns / 1000, d->comm, (int)d->tid, (int)r->depth, "",
+				 r->kind == DCG_CALL ? "->" : "<-", name);
+		if (n > 0)
+			_stp_print_n(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	}
+	d->nr = 0;
+}
+
+void _stp_dcg_flush_all(void)
+{
+	for (size_t i = 0; i < nthreads; i++)
+		flush_thread(threads[i]);
+}
+
+/* ---- the shadow stack ---- */
+
+static struct frame *push(struct dthread *d, uint64_t sp, uint64_t func, int known)
+{
+	if (d->nf == d->capf) {
+		size_t cap = d->capf ? 2 * d->capf : 64;
+		struct frame *v = realloc(d->f, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		d->f = v;
+		d->capf = cap;
+	}
+	struct frame *f = &d->f[d->nf++];
+	memset(f, 0, sizeof *f);
+	f->sp = sp;
+	f->func = func;
+	f->known = (uint8_t)known;
+	f->ns = (uint64_t)(now_ns() - d->t0);
+	return f;
+}
+
+/* Close the top frame with a return record. */
+static void pop(struct dthread *d, uint64_t from, uint64_t to)
+{
+	struct frame *f = &d->f[--d->nf];
+	if (!f->stub)
+		emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func);
+}
+
+/* Frames whose return-address slot is at or below `limit` are gone. */
+static void pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to)
+{
+	while (d->nf && d->f[d->nf - 1].known && d->f[d->nf - 1].sp <= limit)
+		pop(d, from, to);
+}
+
+/* The function containing pc: its start if known, else pc. */
+static uint64_t func_of(struct dthread *d, uint64_t pc)
+{
+	const struct _stp_syminfo *si = sym(d, pc);
+	return si && si->name ? si->symaddr : pc;
+}
+
+/* A new callee at `to` (a call, or a tail call with the caller's slot). */
+static void enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
+		  uint64_t sp, int known, int tail)
+{
+	struct frame *f = push(d, sp, to, known);
+	if (!f)
+		return;
+	f->tail = (uint8_t)tail;
+	if (is_stub(t, to)) {
+		f->stub = 1;
+		return;
+	}
+	emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+}
+
+static void on_call(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
+		    uint64_t rsp)
+{
+	pop_dead(d, rsp, from, to);
+	if (d->nf && d->f[d->nf - 1].stub) /* a stub calling: resolved by now */
+		d->f[d->nf - 1].stub = 0;
+	enter(d, t, from, to, rsp, 1, 0);
+}
+
+static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
+{
+	size_t before = d->nf;
+
+	/* after ret, rsp is above the slot of every frame that returned */
+	pop_dead(d, rsp - 1, from, to);
+	if (d->nf == before && d->nf && !d->f[d->nf - 1].known)
+		pop(d, from, to);
+	if (!d->nf) /* returned out of the root: the caller is the new root */
+		push(d, 0, func_of(d, to), 0);
+}
+
+static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
+		    uint64_t rsp, int indirect)
+{
+	struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
+
+	if (indirect) /* longjmp: frames above the new stack pointer are gone */
+		pop_dead(d, rsp - 1, from, to);
+	top = d->nf ? &d->f[d->nf - 1] : NULL;
+	if (top && top->stub) {
+		/* leaving a PLT stub (or the lazy-binding code) for a function */
+		if (func_start(d, to) && !is_stub(t, to)) {
+			top->stub = 0;
+			top->func = to;
+			emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+		}
+		return;
+	}
+	if (!top)
+		return;
+	/* tail call: a jump to the start of another function */
+	if ((func_start(d, to) || is_stub(t, to)) && !same_func(d, from, to))
+		enter(d, t, from, to, top->sp, top->known, 1);
+}
+
+/* ---- the trap callback ---- */
+
+static void on_step(struct _stp_pt_thread *t, void *data)
+{
+	struct dthread *d = data;
+	struct user_regs_struct r;
+
+	n_stops++;
+	if (!d->on || _stp_pt_get_regs(t, &r) < 0)
+		return;
+	uint64_t pc = d->prev_pc, now = r.rip;
+	d->prev_pc = now;
+	/* Find the instruction that branched: the first control transfer from
+	 * pc (a block when BTF is honoured; one instruction otherwise). */
+	for (int i = 0; i < 4096 && pc; i++) {
+		const struct dec *x = decode_at(t, pc);
+		if (!x)
+			return;
+		uint64_t next = pc + x->len;
+		switch (x->kind) {
+		case STP_X86_CALL:
+		case STP_X86_CALL_IND:
+			on_call(d, t, pc, now, r.rsp);
+			return;
+		case STP_X86_RET:
+			on_ret(d, pc, now, r.rsp);
+			return;
+		case STP_X86_JMP:
+		case STP_X86_JMP_IND:
+			on_jump(d, t, pc, now, r.rsp, x->kind == STP_X86_JMP_IND);
+			return;
+		case STP_X86_JCC:
+			if (now == x->target && now != next) {
+				on_jump(d, t, pc, now, r.rsp, 0);
+				return;
+			}
+			break;
+		default:
+			if (x->syscall)
+				return;
+			break;
+		}
+		if (next == now)
+			return;
+		pc = next;
+	}
+}
+
+/* ---- the script side ---- */
+
+static void thread_off(struct dthread *d)
+{
+	if (d->t && d->on)
+		_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
+	d->on = 0;
+	d->t = NULL;
+	flush_thread(d);
+	d->nf = 0;
+}
+
+void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
+{
+	struct _stp_tctx *tc = c ? (struct _stp_tctx *)c->target : NULL;
+	struct user_regs_struct r;
+
+	if (!tc || !tc->t)
+		return;
+	struct dthread *d = find_thread(tc->tid, on != 0);
+	if (!d)
+		return;
+	if (!on) {
+		thread_off(d);
+		return;
+	}
+	if (d->on) /* on twice: nothing changes */
+		return;
+	pick_mechanism(m);
+	if (_stp_pt_get_regs(tc->t, &r) < 0)
+		return;
+	if (_stp_pt_step_mode(tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN
+							     : _STP_PT_STEP_BLOCK,
+			      on_step, d) < 0)
+		return;
+	d->on = 1;
+	d->t = tc->t;
+	d->pid = tc->pid;
+	_stp_ctx_execname(c, d->comm, sizeof d->comm);
+	d->t0 = now_ns();
+	d->prev_pc = r.rip;
+	d->nf = 0;
+	/* The root: the function we are in; at its first instruction the
+	 * return-address slot is at rsp. */
+	int at_entry = func_start(d, r.rip);
+	uint64_t f = func_of(d, r.rip);
+	push(d, r.rsp, f, at_entry);
+	emit(d, DCG_CALL, 0, 0, r.rip, f);
+}
+
+int64_t _stp_dcg_get(struct _stp_context *c)
+{
+	struct _stp_tctx *tc = c ? (struct _stp_tctx *)c->target : NULL;
+	struct dthread *d = tc ? find_thread(tc->tid, 0) : NULL;
+
+	return d && d->on;
+}
+
+void _stp_dcg_thread_gone(pid_t tid)
+{
+	struct dthread *d = find_thread(tid, 0);
+
+	if (!d)
+		return;
+	d->t = NULL; /* the engine has forgotten it */
+	d->on = 0;
+	flush_thread(d);
+	d->nf = 0;
+}
+
+void _stp_dcg_finish(int verbose)
+{
+	int used = nthreads > 0;
+
+	for (size_t i = 0; i < nthreads; i++) {
+		thread_off(threads[i]);
+		free(threads[i]->f);
+		free(threads[i]->r);
+		free(threads[i]);
+	}
+	free(threads);
+	threads = NULL;
+	nthreads = 0;
+	if (used && verbose >= 1) {
+		if (btf == -2)
+			btf = mech == MECH_BLOCKSTEP ? _stp_pt_blockstep_honoured() : -1;
+		fprintf(stderr,
+			"dynamic call graph: mechanism %s%s, %" PRIu64 " stops, %" PRIu64
+			" calls, %" PRIu64 " returns, %.1f stops per traced call\n",
+			mech_names[mech < 0 ? 0 : mech],
+			mech == MECH_BLOCKSTEP
+			    ? (btf == 1 ? " (BTF honoured: stops at taken branches)"
+					: " (BTF not honoured: stops after every instruction)")
+			    : " (stops after every instruction)",
+			n_stops, n_calls, n_rets, n_calls ? (double)n_stops / (double)n_calls : 0.0);
+	}
+	for (size_t i = 0; i < nstabs; i++)
+		if (stabs[i].st)
+			_stp_sym_close(stabs[i].st);
+	free(stabs);
+	stabs = NULL;
+	nstabs = 0;
+	free(decs);
+	decs = NULL;
+	mech = -1;
+	n_stops = n_calls = n_rets = 0;
+}

@@ -1,0 +1,40 @@
+/* The dynamic call graph (issue 4): per-thread branch trapping switched by
+ * $dynamic_call_graph, turned into call/return records and printed as a
+ * thread_indent-style tree.
+ *
+ * Mechanisms (STP_DCG_MECHANISM at -D, or STAP_DCG_MECHANISM in the
+ * environment, which wins):
+ *   blockstep   PTRACE_SINGLEBLOCK (the default). Where the processor
+ *               ignores BTF it traps after every instruction: still
+ *               correct, only slower.
+ *   singlestep  PTRACE_SINGLESTEP (a reference for tests).
+ * At each trap the instruction(s) run since the previous trap are decoded
+ * (original bytes under breakpoints, decodings cached per address) and
+ * classified: call, return, jump to another function's start (tail call),
+ * indirect jump (longjmp recovery), the rest. A shadow stack of frames
+ * (stack pointer at the call, function) pairs returns with calls and
+ * closes frames skipped by longjmp or exceptions. A call to a PLT stub
+ * becomes a call to the function the stub jumps to. Records are small
+ * binary structs per thread, formatted (symbolized, cached per address)
+ * only when printed: before any probe handler runs, when tracing is
+ * switched off, when the thread exits and at the end of the run. */
+#ifndef STP_DCG_H
+#define STP_DCG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct _stp_context;
+
+/* The script side (declared in stap_runtime.h too). mech: the -D value
+ * as a string ("" or "auto": the default). */
+void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *mech);
+int64_t _stp_dcg_get(struct _stp_context *c);
+
+/* Hooks of the run: print pending records (before a handler runs); a
+ * thread is gone; end of run (prints, reports at verbose >= 1). */
+void _stp_dcg_flush_all(void);
+void _stp_dcg_thread_gone(pid_t tid);
+void _stp_dcg_finish(int verbose);
+
+#endif
