@@ -49,7 +49,12 @@ struct dthread {
 	size_t nf, capf;
 	struct rec *r;
 	size_t nr, capr;
+	/* lazy binding under a PLT call not shown yet: the call's record
+	 * goes at index `hold` once the resolved function is known, and the
+	 * records from there on wait for it (NO_HOLD: none) */
+	size_t hold;
 };
+#define NO_HOLD ((size_t)-1)
 
 static struct dthread **threads;
 static size_t nthreads;
@@ -130,6 +135,7 @@ static struct dthread *find_thread(pid_t tid, int create)
 	if (!d)
 		return NULL;
 	d->tid = tid;
+	d->hold = NO_HOLD;
 	threads[nthreads++] = d;
 	return d;
 }
@@ -242,16 +248,33 @@ static void emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uin
 		n_calls++;
 	else
 		n_rets++;
-	if (d->nr >= 4096)
+	if (d->nr >= 4096 && d->hold == NO_HOLD)
 		_stp_dcg_flush_all();
+}
+
+/* The held call record of a PLT call resolved lazily, in its place. */
+static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to,
+		      uint64_t ns)
+{
+	size_t at = d->hold;
+
+	d->hold = NO_HOLD;
+	emit(d, DCG_CALL, depth, from, to, to);
+	if (at >= d->nr)
+		return;
+	struct rec r = d->r[d->nr - 1];
+	memmove(&d->r[at + 1], &d->r[at], (d->nr - 1 - at) * sizeof r);
+	r.ns = ns;
+	d->r[at] = r;
 }
 
 static void flush_thread(struct dthread *d)
 {
 	struct _stp_symtab *st = d->nr ? symtab_of(d->pid) : NULL;
 	char name[512], line[1024];
+	size_t upto = d->hold < d->nr ? d->hold : d->nr;
 
-	for (size_t i = 0; i < d->nr; i++) {
+	for (size_t i = 0; i < upto; i++) {
 		const struct rec *r = &d->r[i];
 		if (st)
 			_stp_sym_cgname(st, r->name, name, sizeof name);
@@ -263,7 +286,10 @@ static void flush_thread(struct dthread *d)
 		if (n > 0)
 			_stp_print_n(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	}
-	d->nr = 0;
+	memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
+	d->nr -= upto;
+	if (d->hold != NO_HOLD)
+		d->hold -= upto;
 }
 
 void _stp_dcg_flush_all(void)
@@ -297,7 +323,9 @@ static struct frame *push(struct dthread *d, uint64_t sp, uint64_t func, int kno
 static void pop(struct dthread *d, uint64_t from, uint64_t to)
 {
 	struct frame *f = &d->f[--d->nf];
-	if (!f->stub)
+	if (f->stub && d->hold != NO_HOLD) /* never resolved: show what ran */
+		emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
+	else if (!f->stub)
 		emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func);
 }
 
@@ -334,8 +362,6 @@ static void on_call(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 		    uint64_t rsp)
 {
 	pop_dead(d, rsp, from, to);
-	if (d->nf && d->f[d->nf - 1].stub) /* a stub calling: resolved by now */
-		d->f[d->nf - 1].stub = 0;
 	enter(d, t, from, to, rsp, 1, 0);
 }
 
@@ -362,9 +388,19 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 	if (top && top->stub) {
 		/* leaving a PLT stub (or the lazy-binding code) for a function */
 		if (func_start(d, to) && !is_stub(t, to)) {
+			const struct _stp_syminfo *si = sym(d, to);
+			if (d->hold == NO_HOLD && si && si->name &&
+			    !strncmp(si->name, "_dl_runtime_", 12)) {
+				/* lazy binding: its calls go under the call */
+				d->hold = d->nr;
+				return;
+			}
 			top->stub = 0;
 			top->func = to;
-			emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+			if (d->hold != NO_HOLD)
+				emit_held(d, (uint32_t)(d->nf - 1), from, to, top->ns);
+			else
+				emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
 		}
 		return;
 	}
@@ -379,11 +415,14 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 
 static void on_step(struct _stp_pt_thread *t, void *data)
 {
-	struct dthread *d = data;
+	/* by tid, not data: at the end of the run the engine may still report
+	 * a step trap while detaching, after the state is gone */
+	struct dthread *d = find_thread(_stp_pt_tid(t), 0);
 	struct user_regs_struct r;
 
+	(void)data;
 	n_stops++;
-	if (!d->on || _stp_pt_get_regs(t, &r) < 0)
+	if (!d || !d->on || _stp_pt_get_regs(t, &r) < 0)
 		return;
 	uint64_t pc = d->prev_pc, now = r.rip;
 	d->prev_pc = now;
@@ -425,12 +464,16 @@ static void on_step(struct _stp_pt_thread *t, void *data)
 
 /* ---- the script side ---- */
 
-static void thread_off(struct dthread *d)
+/* Tracing off in d. keep_mode: the end of the run; the engine's detach
+ * must still see the thread in step mode, or a step trap already queued
+ * would be delivered to the program as a SIGTRAP. */
+static void thread_off(struct dthread *d, int keep_mode)
 {
-	if (d->t && d->on)
+	if (d->t && d->on && !keep_mode)
 		_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
 	d->on = 0;
 	d->t = NULL;
+	d->hold = NO_HOLD;
 	flush_thread(d);
 	d->nf = 0;
 }
@@ -446,7 +489,7 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	if (!d)
 		return;
 	if (!on) {
-		thread_off(d);
+		thread_off(d, 0);
 		return;
 	}
 	if (d->on) /* on twice: nothing changes */
@@ -456,21 +499,23 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 		return;
 	if (_stp_pt_step_mode(tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN
 							     : _STP_PT_STEP_BLOCK,
-			      on_step, d) < 0)
+			      on_step, NULL) < 0)
 		return;
 	d->on = 1;
 	d->t = tc->t;
 	d->pid = tc->pid;
 	_stp_ctx_execname(c, d->comm, sizeof d->comm);
-	d->t0 = now_ns();
 	d->prev_pc = r.rip;
 	d->nf = 0;
 	/* The root: the function we are in; at its first instruction the
 	 * return-address slot is at rsp. */
 	int at_entry = func_start(d, r.rip);
 	uint64_t f = func_of(d, r.rip);
+	d->t0 = now_ns();
 	push(d, r.rsp, f, at_entry);
 	emit(d, DCG_CALL, 0, 0, r.rip, f);
+	if (d->nr)
+		d->r[d->nr - 1].ns = 0; /* the root starts the clock */
 }
 
 int64_t _stp_dcg_get(struct _stp_context *c)
@@ -489,6 +534,7 @@ void _stp_dcg_thread_gone(pid_t tid)
 		return;
 	d->t = NULL; /* the engine has forgotten it */
 	d->on = 0;
+	d->hold = NO_HOLD;
 	flush_thread(d);
 	d->nf = 0;
 }
@@ -498,7 +544,7 @@ void _stp_dcg_finish(int verbose)
 	int used = nthreads > 0;
 
 	for (size_t i = 0; i < nthreads; i++) {
-		thread_off(threads[i]);
+		thread_off(threads[i], 1);
 		free(threads[i]->f);
 		free(threads[i]->r);
 		free(threads[i]);
@@ -506,7 +552,8 @@ void _stp_dcg_finish(int verbose)
 	free(threads);
 	threads = NULL;
 	nthreads = 0;
-	if (used && verbose >= 1) {
+	const char *rep = getenv("STAP_DCG_REPORT");
+	if (used && (verbose >= 1 || (rep && *rep == '1'))) {
 		if (btf == -2)
 			btf = mech == MECH_BLOCKSTEP ? _stp_pt_blockstep_honoured() : -1;
 		fprintf(stderr,

@@ -38,7 +38,10 @@ struct pstate {
 	int syscalls;  /* system call stops are on */
 	struct libplace *libs;
 	size_t nlibs, libcap;
+	struct pstate *next; /* all live pstates, freed at the end */
 };
+
+static struct pstate *all_pstates;
 
 /* realpath of each probe's library (NULL: not a .library probe). */
 static char **libreal;
@@ -75,8 +78,15 @@ static struct pstate *pstate_of(struct _stp_pt_proc *p)
 {
 	void **u = _stp_pt_proc_user(p);
 
-	if (!*u)
-		*u = calloc(1, sizeof(struct pstate));
+	if (!*u) {
+		struct pstate *ps = calloc(1, sizeof(struct pstate));
+
+		if (ps) {
+			ps->next = all_pstates;
+			all_pstates = ps;
+		}
+		*u = ps;
+	}
 	return *u;
 }
 
@@ -500,6 +510,19 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 	}
 }
 
+/* Unlink and free one pstate (NULL is fine). */
+static void pstate_free(struct pstate *ps)
+{
+	for (struct pstate **pp = &all_pstates; ps && *pp; pp = &(*pp)->next)
+		if (*pp == ps) {
+			*pp = ps->next;
+			break;
+		}
+	if (ps)
+		free(ps->libs);
+	free(ps);
+}
+
 static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 {
 	struct pstate *ps = pstate_of(p);
@@ -508,10 +531,9 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 	(void)user;
 	if (ps) {
 		fire_kind(STP_PROBE_PROCESS_END, NULL, pid, ps);
-		free(ps->libs);
 	}
 	sem_forget(p, 0);
-	free(ps);
+	pstate_free(ps);
 	*_stp_pt_proc_user(p) = NULL;
 	if (p == root) {
 		root = NULL;
@@ -683,6 +705,8 @@ void _stp_proc_finish(int verbose)
 	_stp_pt_detach_all(S);
 	_stp_pt_session_free(S);
 	S = NULL;
+	while (all_pstates)
+		pstate_free(all_pstates);
 	if (launched && !root_gone && root_pid > 0) {
 		kill(root_pid, SIGKILL);
 		while (waitpid(root_pid, &status, 0) < 0 && errno == EINTR)

@@ -713,6 +713,14 @@ int _stp_pt_dispatch(struct _stp_pt_session *s)
 			}
 			continue;
 		}
+		if (n >= 4096) {
+			/* A thread stepping (single-step/block mode) stops again
+			 * as soon as it is resumed: return so the caller can see
+			 * its other signals (SIGINT), and leave SIGCHLD pending
+			 * for the events still waiting. */
+			kill(getpid(), SIGCHLD);
+			break;
+		}
 		pid = waitpid(-1, &st, __WALL | WNOHANG);
 		if (pid <= 0)
 			break;

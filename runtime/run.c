@@ -188,9 +188,11 @@ static void run_kind(struct run *r, enum _stp_probe_kind kind, enum _stp_session
 static int handle_signals(struct run *r)
 {
 	struct signalfd_siginfo si;
-	int stop = 0;
+	int stop = 0, n = 0;
 
-	while (read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+	/* bounded, and not past a stop: a thread stopping all the time (the
+	 * dynamic call graph's stepping) keeps SIGCHLD pending for ever */
+	while (!stop && n++ < 64 && read(r->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		if (si.ssi_signo == SIGCHLD)
 			stop |= r->engine ? _stp_proc_dispatch() : _stp_target_reap(r->o->verbose);
 		else
@@ -285,6 +287,12 @@ static void apply_limits(const struct _stp_module *m)
 		_stp_maxerrors = m->maxerrors;
 	if (m->maxskipped >= 0)
 		_stp_maxskipped = m->maxskipped;
+	/* Checked, so an object built before these fields gets the defaults
+	 * rather than whatever follows its module info. */
+	if (m->hist_width > 0 && m->hist_width <= 100000)
+		_stp_hist_width = m->hist_width;
+	if (m->hist_elision >= -100000 && m->hist_elision <= 100000)
+		_stp_hist_elision = m->hist_elision;
 }
 
 static void reset_session(void)

@@ -58,6 +58,7 @@ int64_t _stp_error(struct _stp_context *c, const char *fmt, ...)
 extern int64_t _stp_maxstringlen;   /* size of every string buffer, incl. NUL */
 extern int64_t _stp_maxaction, _stp_maxmapentries, _stp_maxnesting;
 extern int64_t _stp_maxerrors, _stp_maxskipped;
+extern int64_t _stp_hist_width, _stp_hist_elision;
 
 /* ---- strings ---- */
 
@@ -291,6 +292,10 @@ struct _stp_module {
 	/* Limits as compiled (-D overrides applied). */
 	int64_t maxstringlen, maxaction, maxmapentries, maxnesting;
 	int64_t maxerrors, maxskipped, maxtrycatch;
+	/* Histogram printing as compiled: -DHIST_WIDTH (the '@' columns,
+	 * default 50) and -DHIST_ELISION (empty rows kept around data before
+	 * the rest are elided as "~"; negative: never elide; default 2). */
+	int64_t hist_width, hist_elision;
 };
 
 /* The symbol staprun looks up in the compiled object. */

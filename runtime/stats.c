@@ -12,8 +12,11 @@
 #define STP_MAX_BUCKETS 128   /* linear histograms, incl. under/overflow */
 #define HIST_LOG_BUCKETS 128
 #define HIST_LOG_BUCKET0 64   /* the bucket of value 0 */
-#define HIST_WIDTH 50         /* '@' columns */
-#define HIST_ELISION 2        /* zero rows kept around data */
+
+/* HIST_WIDTH and HIST_ELISION as the module was compiled with them. */
+int64_t _stp_hist_width = 50;   /* '@' columns */
+int64_t _stp_hist_elision = 2;  /* zero rows kept around data; < 0: all */
+#define HIST_WIDTH ((int)_stp_hist_width)
 
 struct _stp_stat {
 	int64_t count, sum, min, max;
@@ -229,8 +232,12 @@ static void put_rep(struct _stp_strbuf *b, char ch, int64_t n)
  * the printed range) all zero. */
 static int elided(const struct _stp_stat *st, int i, int low, int high)
 {
-	int lo = i - HIST_ELISION > low ? i - HIST_ELISION : low;
-	int hi = i + HIST_ELISION < high ? i + HIST_ELISION : high;
+	int n = _stp_hist_elision < st->buckets ? (int)_stp_hist_elision : st->buckets;
+
+	if (n < 0)
+		return 0;
+	int lo = i - n > low ? i - n : low;
+	int hi = i + n < high ? i + n : high;
 
 	for (int k = lo; k <= hi; k++)
 		if (st->histogram[k])

@@ -1,5 +1,9 @@
 /* Checks after type inference: arrays modified inside a foreach over them,
- * stats values used as plain values, stats locals, histogram kinds. */
+ * stats values used as plain values, stats locals, histogram kinds, and
+ * the regular expressions of =~ and !~. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <stdlib.h>
@@ -118,6 +122,11 @@ static int foreach_stmt(struct stmt *s, void *arg)
 	struct elab *c = arg;
 	if (s->kind != S_FOREACH || !s->array || s->array->kind != E_SYMBOL || !s->array->var)
 		return 0;
+	/* 'foreach (k in a @sum -)' orders by an aggregate: a must be stats. */
+	if (s->sort_aggr && s->array->var->type != T_STATS &&
+	    s->array->var->type != T_UNKNOWN)
+		elab_error(c, s->array->tok, "invalid type %s",
+			   exp_type_name(s->array->var->type));
 	struct fe_ctx fc = {c, s->array->var};
 	walk_stmt(s->body, fe_stmt, fe_expr, &fc);
 	return 0;
@@ -203,6 +212,226 @@ static int stats_stmt(struct stmt *s, void *arg)
 	return 0;
 }
 
+/* ---- regular expressions ---- */
+
+/* SystemTap compiles each =~ pattern at pass 2 and reports the errors of
+ * its own regex parser there, "at position N" as that parser counts.
+ * This is a recogniser of the same syntax (POSIX extended, as the runtime
+ * matches it), giving the same messages at the same positions. */
+struct re_check {
+	const char *s;
+	int len, pos;   /* pos: the error's position */
+	char msg[160];
+};
+
+#define RE_MAX_REPEAT 12000 /* a bound SystemTap 4.8 is found to accept */
+
+static int re_fail(struct re_check *r, int pos, const char *fmt, ...) STAP_PRINTF(3, 4);
+
+static int re_fail(struct re_check *r, int pos, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+	va_end(ap);
+	r->pos = pos;
+	return -1;
+}
+
+static int re_named_class(struct re_check *r, int i, int *next)
+{
+	static const char *const names[] = {"alpha", "digit", "alnum", "upper",
+					    "lower", "space", "blank", "punct",
+					    "xdigit", "cntrl", "print", "graph"};
+	const char *end = strstr(r->s + i + 2, ":]");
+	if (!end || end - r->s + 2 >= r->len)
+		return re_fail(r, r->len, "unclosed character class '%.*s'",
+			       r->len - 1 - i, r->s + i);
+	int n = (int)(end - (r->s + i + 2));
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+		if ((int)strlen(names[k]) == n && !strncmp(names[k], r->s + i + 2, (size_t)n)) {
+			*next = (int)(end - r->s) + 2;
+			return 0;
+		}
+	snprintf(r->msg, sizeof r->msg, "unknown character class '%.*s'", n, r->s + i + 2);
+	r->pos = -1; /* said without a position */
+	return -1;
+}
+
+/* [...] from the '[' at i; returns the index after the ']'. */
+static int re_class(struct re_check *r, int i)
+{
+	int j = i + 1;
+	if (j < r->len && r->s[j] == '^')
+		j++;
+	if (j < r->len && r->s[j] == ']')
+		j++;
+	while (j < r->len && r->s[j] != ']') {
+		if (r->s[j] == '[' && j + 1 < r->len && r->s[j + 1] == ':') {
+			if (re_named_class(r, j, &j) < 0)
+				return -1;
+			continue;
+		}
+		if (j + 2 < r->len && r->s[j + 1] == '-' && r->s[j + 2] != ']') {
+			if ((unsigned char)r->s[j] > (unsigned char)r->s[j + 2])
+				return re_fail(r, j + 3, "Inverted character range %c-%c",
+					       r->s[j], r->s[j + 2]);
+			j += 3;
+			continue;
+		}
+		j++;
+	}
+	if (j >= r->len)
+		return re_fail(r, r->len - 1, "unclosed character class");
+	return j + 1;
+}
+
+static int re_number(struct re_check *r, int *i, long *v)
+{
+	*v = 0;
+	while (*i < r->len && isdigit((unsigned char)r->s[*i])) {
+		if (*v <= RE_MAX_REPEAT)
+			*v = *v * 10 + (r->s[*i] - '0');
+		(*i)++;
+	}
+	return 0;
+}
+
+static int re_too_large(struct re_check *r, int start, int i)
+{
+	return re_fail(r, i < r->len ? i + 1 : r->len, "%.*s is too large", i - start,
+		       r->s + start);
+}
+
+/* {m}, {m,}, {m,n} from the '{' at i; returns the index after the '}'. */
+static int re_braces(struct re_check *r, int i)
+{
+	long lo, hi;
+	int start = ++i;
+	if (i >= r->len || !isdigit((unsigned char)r->s[i]))
+		return re_fail(r, i < r->len ? i + 1 : r->len, "expected number");
+	re_number(r, &i, &lo);
+	if (lo > RE_MAX_REPEAT)
+		return re_too_large(r, start, i);
+	if (i >= r->len)
+		return re_fail(r, r->len, "unexpected end of regex");
+	if (r->s[i] == '}')
+		return i + 1;
+	if (r->s[i] != ',')
+		return re_fail(r, i, "expected ',' or '}'");
+	start = ++i;
+	if (i < r->len && r->s[i] == '}')
+		return i + 1;
+	if (i >= r->len || !isdigit((unsigned char)r->s[i]))
+		return re_fail(r, i < r->len ? i + 1 : r->len, "expected '}' or number");
+	re_number(r, &i, &hi);
+	if (hi > RE_MAX_REPEAT)
+		return re_too_large(r, start, i);
+	if (i >= r->len)
+		return re_fail(r, r->len - 1, "expected }, found end of regex");
+	if (r->s[i] != '}')
+		return re_fail(r, i, "expected }, found %c", r->s[i]);
+	return i + 1;
+}
+
+static int re_alt(struct re_check *r, int i, int depth);
+
+/* One atom and its closures; returns the index after them. */
+static int re_factor(struct re_check *r, int i, int depth)
+{
+	char ch = r->s[i];
+	int anchor = ch == '^' || ch == '$';
+	switch (ch) {
+	case '*':
+	case '+':
+	case '?':
+	case '{':
+		return re_fail(r, i, "unexpected '%c'", ch);
+	case '(':
+		if (i + 1 < r->len && r->s[i + 1] == '?') { /* only (?: is known */
+			if (i + 2 >= r->len)
+				return re_fail(r, r->len - 1, "unexpected '(?");
+			if (r->s[i + 2] != ':')
+				return re_fail(r, i + 2, "unexpected '(?%c'", r->s[i + 2]);
+			i += 2;
+		}
+		i = re_alt(r, i + 1, depth + 1);
+		if (i < 0)
+			return -1;
+		if (i >= r->len)
+			return re_fail(r, r->len > 0 ? r->len - 1 : 0,
+				       "expected ), found end of regex");
+		i++;
+		break;
+	case '[':
+		i = re_class(r, i);
+		if (i < 0)
+			return -1;
+		break;
+	case '\\':
+		i += 2;
+		if (i > r->len)
+			return i; /* the runtime reports it */
+		break;
+	default:
+		i++;
+	}
+	while (i < r->len && strchr("*+?{", r->s[i])) {
+		if (anchor)
+			return re_fail(r, i, "postfix closure '%c' applied to anchoring operator",
+				       r->s[i]);
+		if (r->s[i] == '{') {
+			i = re_braces(r, i);
+			if (i < 0)
+				return -1;
+		} else {
+			i++;
+		}
+	}
+	return i;
+}
+
+/* Alternatives up to the end or, inside parentheses, the ')'. */
+static int re_alt(struct re_check *r, int i, int depth)
+{
+	while (i < r->len) {
+		if (r->s[i] == '|') {
+			i++;
+			continue;
+		}
+		if (r->s[i] == ')') {
+			if (depth > 0)
+				return i;
+			i++; /* a stray ')' is an ordinary character */
+			continue;
+		}
+		i = re_factor(r, i, depth);
+		if (i < 0)
+			return -1;
+	}
+	return i;
+}
+
+static int regex_expr(struct expr *e, void *arg)
+{
+	struct elab *c = arg;
+	if (e->kind != E_REGEX || !e->right || e->right->kind != E_STRING || !e->right->str)
+		return 0;
+	struct re_check r = {e->right->str, (int)strlen(e->right->str), 0, ""};
+	if (re_alt(&r, 0, 0) >= 0)
+		return 0;
+	/* SystemTap counts every later regex error as a similar message. */
+	elab_count_error(c);
+	if (r.pos < 0)
+		diag_semantic_error_site("regex class", e->right->tok, "regex compilation error: %s",
+					 r.msg);
+	else
+		diag_semantic_error_site("regex", e->right->tok,
+					 "regex compilation error (at position %d): %s", r.pos,
+					 r.msg);
+	return 0;
+}
+
 static void check_locals(struct elab *c, struct vec *locals)
 {
 	struct vardecl *v;
@@ -217,6 +446,7 @@ static void check_body(struct elab *c, struct stmt *body)
 {
 	walk_stmt(body, foreach_stmt, NULL, c);
 	walk_stmt(body, stats_stmt, stats_expr, c);
+	walk_stmt(body, NULL, regex_expr, c);
 }
 
 void elab_check(struct elab *c)

@@ -578,7 +578,9 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 		   "#ifndef MAXMAPENTRIES\n#define MAXMAPENTRIES 2048\n#endif\n"
 		   "#ifndef MAXERRORS\n#define MAXERRORS 0\n#endif\n"
 		   "#ifndef MAXSKIPPED\n#define MAXSKIPPED 100\n#endif\n"
-		   "#ifndef MAXTRYCATCH\n#define MAXTRYCATCH 1000\n#endif\n");
+		   "#ifndef MAXTRYCATCH\n#define MAXTRYCATCH 1000\n#endif\n"
+		   "#ifndef HIST_WIDTH\n#define HIST_WIDTH 50\n#endif\n"
+		   "#ifndef HIST_ELISION\n#define HIST_ELISION 2\n#endif\n");
 	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
 	sb_puts(o, "#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
 		   "#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");
@@ -684,6 +686,8 @@ int pass3_translate(struct session *s)
 		  "\t.maxerrors = MAXERRORS,\n"
 		  "\t.maxskipped = MAXSKIPPED,\n"
 		  "\t.maxtrycatch = MAXTRYCATCH,\n"
+		  "\t.hist_width = HIST_WIDTH,\n"
+		  "\t.hist_elision = HIST_ELISION,\n"
 		  "};\n",
 		  emit_cstr(script_name(s)), s->probes.n ? "x_probes" : "0", s->probes.n);
 

@@ -36,6 +36,11 @@ static void print_hist(struct emitter *E, const struct expr *e, const struct exp
 void emit_print(struct emitter *E, const struct expr *e)
 {
 	int first = first_value(e), n = e->args.n - first;
+	/* SystemTap's limit; the s* forms are reported twice there (the
+	 * second as a similar message), as they are translated twice. */
+	if (n > 32)
+		for (int k = 0; k < (e->print_to_string ? 2 : 1); k++)
+			emit_error(E, e->tok, "too many arguments to print (%d)", n);
 	if (n == 1 && !e->print_to_string && !e->print_has_fmt) {
 		const struct expr *a = vec_at(&e->args, first);
 		if (a->kind == E_HIST) {

@@ -167,6 +167,18 @@ static void foreach_hist(struct emitter *E, const struct stmt *st)
 	emit_line(E, ";");
 }
 
+/* The aggregate that orders a stats array's values ('in a @sum-');
+ * SystemTap's default is @count. */
+static const char *sort_stat_op(const char *aggr)
+{
+	static const char *const map[][2] = {{"@sum", "STP_SUM"}, {"@min", "STP_MIN"},
+					     {"@max", "STP_MAX"}, {"@avg", "STP_AVG"}};
+	for (size_t i = 0; aggr && i < sizeof map / sizeof *map; i++)
+		if (!strcmp(aggr, map[i][0]))
+			return map[i][1];
+	return "STP_COUNT";
+}
+
 static void foreach_stmt(struct emitter *E, const struct stmt *st)
 {
 	const struct expr *arr = st->array;
@@ -200,8 +212,9 @@ static void foreach_stmt(struct emitter *E, const struct stmt *st)
 	}
 	int column = st->sort_direction == 0 ? -1 : st->sort_column;
 	int dir = st->sort_direction < 0 ? -1 : 1;
-	emit_line(E, "%s = _stp_map_iter_start(%s, %d, %d, STP_COUNT, %s, %s, %uu);", it,
-		  emit_var(arr->var), column, dir, limit, slice, mask);
+	emit_line(E, "%s = _stp_map_iter_start(%s, %d, %d, %s, %s, %s, %uu);", it,
+		  emit_var(arr->var), column, dir, sort_stat_op(st->sort_aggr), limit, slice,
+		  mask);
 	emit_line(E, "while (_stp_map_iter_next(%s)) {", it);
 	E->indent++;
 	iteration(E, st, st->body);

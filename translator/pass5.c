@@ -93,6 +93,8 @@ int pass5_run(struct session *s)
 	}
 	if (pid == 0) {
 		set_forwarding(0);
+		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
+			setenv("STAP_DCG_REPORT", "1", 1);
 		execv(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
