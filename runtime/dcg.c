@@ -9,6 +9,7 @@
 #include "arch/x86_64/insn.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ struct frame {
 	uint8_t known; /* sp known (0: root entered other than by a call) */
 	uint8_t stub;  /* in a PLT stub: the call is not shown yet */
 	uint8_t tail;
+	uint8_t hide;  /* not shown (excluded, too deep, under a leaf) */
+	uint8_t mute;  /* its callees are not shown */
 };
 
 struct dthread {
@@ -53,6 +56,9 @@ struct dthread {
 	 * goes at index `hold` once the resolved function is known, and the
 	 * records from there on wait for it (NO_HOLD: none) */
 	size_t hold;
+	/* the root's call event, for the script's probes: fired at the first
+	 * trap, not from inside the handler that switched tracing on */
+	int root_pending;
 };
 #define NO_HOLD ((size_t)-1)
 
@@ -76,6 +82,11 @@ struct stab {
 };
 static struct stab *stabs;
 static size_t nstabs;
+
+/* Limits (dynamic_call_graph_max_depth/_leaf/_exclude). */
+static int64_t max_depth = -1;
+static char **leafpat, **exclpat;
+static size_t nleaf, nexcl;
 
 static int mech = -1;
 static int btf = -2; /* _stp_pt_blockstep_honoured(), -2: not asked */
@@ -224,16 +235,130 @@ static int same_func(struct dthread *d, uint64_t a, uint64_t b)
 	return !strcmp(sb->name, name) && mod && sb->modpath && !strcmp(mod, sb->modpath);
 }
 
+/* ---- dynamic_call_graph.call / .return probes ---- */
+
+static int want_call = -1, want_ret;
+static struct {
+	int active, kind;
+	pid_t pid;
+	uint64_t from, to, caller, callee;
+	int64_t depth, tail, ns, dur;
+} ev;
+
+static int probes_wanted(void)
+{
+	if (want_call < 0) {
+		const struct _stp_module *m = _stp_proc_module();
+		want_call = want_ret = 0;
+		for (int i = 0; m && i < m->nprobes; i++) {
+			want_call |= m->probes[i].kind == STP_PROBE_DCG_CALL;
+			want_ret |= m->probes[i].kind == STP_PROBE_DCG_RETURN;
+		}
+	}
+	return want_call || want_ret;
+}
+
+static uint64_t func_of(struct dthread *d, uint64_t pc);
+
+static void fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		       uint64_t name)
+{
+	const struct _stp_module *m = _stp_proc_module();
+	enum _stp_probe_kind pk = kind == DCG_CALL ? STP_PROBE_DCG_CALL : STP_PROBE_DCG_RETURN;
+	const struct frame *f = depth < d->capf ? &d->f[depth] : NULL;
+	struct _stp_tctx tc;
+
+	if (!m || !d->t || ev.active || (kind == DCG_CALL ? !want_call : !want_ret))
+		return;
+	memset(&ev, 0, sizeof ev);
+	ev.kind = kind;
+	ev.pid = d->pid;
+	ev.from = from;
+	ev.to = to;
+	ev.depth = depth;
+	ev.ns = now_ns() - d->t0;
+	ev.callee = name;
+	if (kind == DCG_CALL) {
+		ev.caller = from ? func_of(d, from) : 0;
+		ev.tail = f ? f->tail : 0;
+	} else {
+		ev.caller = func_of(d, to);
+		ev.dur = f ? ev.ns - (int64_t)f->ns : 0;
+	}
+	memset(&tc, 0, sizeof tc);
+	tc.t = d->t;
+	tc.pid = d->pid;
+	tc.tid = d->tid;
+	tc.uaddr = kind == DCG_CALL ? to : from;
+	tc.comm = d->comm;
+	ev.active = 1;
+	for (int i = 0; i < m->nprobes; i++)
+		if (m->probes[i].kind == pk && _stp_session_state == STP_SESSION_RUNNING &&
+		    !_stp_exit_requested)
+			_stp_run_probe(&m->probes[i], &tc);
+	ev.active = 0;
+}
+
+int64_t _stp_dcg_event(struct _stp_context *c, int field)
+{
+	(void)c;
+	if (!ev.active)
+		return 0;
+	switch (field) {
+	case 0:
+		return (int64_t)ev.from;
+	case 1:
+		return (int64_t)ev.to;
+	case 2:
+		return ev.depth;
+	case 3:
+		return ev.tail;
+	case 4:
+		return ev.ns;
+	case 5:
+		return ev.dur;
+	default:
+		return 0;
+	}
+}
+
+void _stp_dcg_event_name(struct _stp_context *c, int which, char *dst, size_t len)
+{
+	uint64_t a = which ? ev.callee : ev.caller;
+	struct _stp_symtab *st;
+
+	(void)c;
+	if (!len)
+		return;
+	dst[0] = '\0';
+	if (!ev.active || !a)
+		return;
+	if ((st = symtab_of(ev.pid)))
+		_stp_sym_cgname(st, a, dst, len);
+	else
+		snprintf(dst, len, "0x%" PRIx64, a);
+}
+
 /* ---- records and output ---- */
 
-static void emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
-		 uint64_t name)
+/* A call or return: a record for the tree, or the script's probes when it
+ * has any. Returns 1 when a record was added. */
+static int emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		uint64_t name)
 {
+	if (kind == DCG_CALL)
+		n_calls++;
+	else
+		n_rets++;
+	if (probes_wanted()) {
+		fire_event(d, kind, depth, from, to, name);
+		return 0;
+	}
 	if (d->nr == d->capr) {
 		size_t cap = d->capr ? 2 * d->capr : 256;
 		struct rec *v = realloc(d->r, cap * sizeof *v);
 		if (!v)
-			return;
+			return 0;
 		d->r = v;
 		d->capr = cap;
 	}
@@ -244,12 +369,9 @@ static void emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uin
 	r->from = from;
 	r->to = to;
 	r->name = name;
-	if (kind == DCG_CALL)
-		n_calls++;
-	else
-		n_rets++;
 	if (d->nr >= 4096 && d->hold == NO_HOLD)
 		_stp_dcg_flush_all();
+	return 1;
 }
 
 /* The held call record of a PLT call resolved lazily, in its place. */
@@ -259,8 +381,7 @@ static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t
 	size_t at = d->hold;
 
 	d->hold = NO_HOLD;
-	emit(d, DCG_CALL, depth, from, to, to);
-	if (at >= d->nr)
+	if (!emit(d, DCG_CALL, depth, from, to, to) || at >= d->nr)
 		return;
 	struct rec r = d->r[d->nr - 1];
 	memmove(&d->r[at + 1], &d->r[at], (d->nr - 1 - at) * sizeof r);
@@ -286,7 +407,8 @@ static void flush_thread(struct dthread *d)
 		if (n > 0)
 			_stp_print_n(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	}
-	memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
+	if (d->nr > upto && upto)
+		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
 	d->nr -= upto;
 	if (d->hold != NO_HOLD)
 		d->hold -= upto;
@@ -323,9 +445,11 @@ static struct frame *push(struct dthread *d, uint64_t sp, uint64_t func, int kno
 static void pop(struct dthread *d, uint64_t from, uint64_t to)
 {
 	struct frame *f = &d->f[--d->nf];
-	if (f->stub && d->hold != NO_HOLD) /* never resolved: show what ran */
+	if (f->stub && d->hold != NO_HOLD && !f->hide) /* never resolved: show what ran */
 		emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
-	else if (!f->stub)
+	else if (f->stub && d->hold != NO_HOLD)
+		d->nr = d->hold, d->hold = NO_HOLD;
+	else if (!f->stub && !f->hide)
 		emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func);
 }
 
@@ -343,6 +467,39 @@ static uint64_t func_of(struct dthread *d, uint64_t pc)
 	return si && si->name ? si->symaddr : pc;
 }
 
+static int matches(char **pat, size_t n, const struct _stp_syminfo *si)
+{
+	for (size_t i = 0; si && i < n; i++)
+		if ((si->name && !fnmatch(pat[i], si->name, 0)) ||
+		    (si->module && !fnmatch(pat[i], si->module, 0)))
+			return 1;
+	return 0;
+}
+
+/* Whether the top frame (callee at `to`) is shown and descended into. */
+static void classify(struct dthread *d, uint64_t to)
+{
+	struct frame *f = &d->f[d->nf - 1];
+	const struct frame *parent = d->nf > 1 ? &d->f[d->nf - 2] : NULL;
+
+	f->hide = f->mute = 0;
+	if (parent && parent->mute) {
+		f->hide = f->mute = 1;
+		return;
+	}
+	if (max_depth >= 0 && (int64_t)(d->nf - 1) > max_depth) {
+		f->hide = f->mute = 1;
+		return;
+	}
+	if (!nleaf && !nexcl)
+		return;
+	const struct _stp_syminfo *si = sym(d, to);
+	if (matches(exclpat, nexcl, si))
+		f->hide = f->mute = 1;
+	else if (matches(leafpat, nleaf, si))
+		f->mute = 1;
+}
+
 /* A new callee at `to` (a call, or a tail call with the caller's slot). */
 static void enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
 		  uint64_t sp, int known, int tail)
@@ -353,9 +510,13 @@ static void enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, ui
 	f->tail = (uint8_t)tail;
 	if (is_stub(t, to)) {
 		f->stub = 1;
+		/* hidden already if its caller is muted */
+		f->hide = f->mute = d->nf > 1 && d->f[d->nf - 2].mute;
 		return;
 	}
-	emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+	classify(d, to);
+	if (!f->hide)
+		emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
 }
 
 static void on_call(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
@@ -397,10 +558,21 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 			}
 			top->stub = 0;
 			top->func = to;
-			if (d->hold != NO_HOLD)
+			classify(d, to);
+			if (top->mute && !top->hide && d->hold != NO_HOLD) {
+				/* a leaf: what the resolver did is inside it */
+				d->nr = d->hold;
+				d->hold = NO_HOLD;
+			}
+			if (top->hide) {
+				if (d->hold != NO_HOLD) /* what the resolver did: hidden too */
+					d->nr = d->hold;
+				d->hold = NO_HOLD;
+			} else if (d->hold != NO_HOLD) {
 				emit_held(d, (uint32_t)(d->nf - 1), from, to, top->ns);
-			else
+			} else {
 				emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+			}
 		}
 		return;
 	}
@@ -424,6 +596,12 @@ static void on_step(struct _stp_pt_thread *t, void *data)
 	n_stops++;
 	if (!d || !d->on || _stp_pt_get_regs(t, &r) < 0)
 		return;
+	if (d->root_pending && d->nf) {
+		d->root_pending = 0;
+		emit(d, DCG_CALL, 0, 0, d->f[0].func, d->f[0].func);
+		if (!d->on)
+			return;
+	}
 	uint64_t pc = d->prev_pc, now = r.rip;
 	d->prev_pc = now;
 	/* Find the instruction that branched: the first control transfer from
@@ -513,9 +691,30 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	uint64_t f = func_of(d, r.rip);
 	d->t0 = now_ns();
 	push(d, r.rsp, f, at_entry);
-	emit(d, DCG_CALL, 0, 0, r.rip, f);
+	d->root_pending = probes_wanted();
+	if (!d->root_pending)
+		emit(d, DCG_CALL, 0, 0, r.rip, f);
 	if (d->nr)
 		d->r[d->nr - 1].ns = 0; /* the root starts the clock */
+}
+
+void _stp_dcg_limit(int what, int64_t n, const char *pattern)
+{
+	char ***v = what == 1 ? &leafpat : &exclpat;
+	size_t *nv = what == 1 ? &nleaf : &nexcl;
+
+	if (what == 0) {
+		max_depth = n < 0 ? -1 : n;
+		return;
+	}
+	if (!pattern || !*pattern)
+		return;
+	char **w = realloc(*v, (*nv + 1) * sizeof *w);
+	if (!w)
+		return;
+	*v = w;
+	if ((w[*nv] = strdup(pattern)))
+		(*nv)++;
 }
 
 int64_t _stp_dcg_get(struct _stp_context *c)
@@ -574,6 +773,16 @@ void _stp_dcg_finish(int verbose)
 	nstabs = 0;
 	free(decs);
 	decs = NULL;
+	for (size_t i = 0; i < nleaf; i++)
+		free(leafpat[i]);
+	for (size_t i = 0; i < nexcl; i++)
+		free(exclpat[i]);
+	free(leafpat);
+	free(exclpat);
+	leafpat = exclpat = NULL;
+	nleaf = nexcl = 0;
+	max_depth = -1;
 	mech = -1;
+	want_call = -1;
 	n_stops = n_calls = n_rets = 0;
 }

@@ -30,6 +30,10 @@ struct _stp_context;
  * as a string ("" or "auto": the default). */
 void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *mech);
 int64_t _stp_dcg_get(struct _stp_context *c);
+/* Limits for every traced thread: what 0: calls deeper than n are not
+ * shown (n < 0: no limit); 1: calls into functions or modules matching
+ * the fnmatch pattern are shown, not what they call; 2: neither. */
+void _stp_dcg_limit(int what, int64_t n, const char *pattern);
 
 /* Hooks of the run: print pending records (before a handler runs); a
  * thread is gone; end of run (prints, reports at verbose >= 1). */

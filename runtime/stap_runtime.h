@@ -257,6 +257,9 @@ enum _stp_probe_kind {
 	STP_PROBE_PROCESS_THREAD_END,   /* a thread (not the main one) ends */
 	STP_PROBE_PROCESS_SYSCALL,      /* a system call entry */
 	STP_PROBE_PROCESS_SYSCALL_RETURN, /* a system call exit */
+	/* the dynamic call graph's events (runtime/dcg.c), in the traced thread */
+	STP_PROBE_DCG_CALL,
+	STP_PROBE_DCG_RETURN,
 };
 
 struct _stp_probe {
@@ -338,6 +341,12 @@ void _stp_ctx_usymfileline(struct _stp_context *c, int what, uint64_t addr, char
  * the default) or off; read its state. */
 void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *mech);
 int64_t _stp_dcg_get(struct _stp_context *c);
+void _stp_dcg_limit(int what, int64_t n, const char *pattern);
+/* In dynamic_call_graph.call/.return handlers: the event's fields
+ * (0 from, 1 to, 2 depth, 3 tail, 4 ns, 5 duration_ns) and names
+ * (0 caller, 1 callee / func). */
+int64_t _stp_dcg_event(struct _stp_context *c, int field);
+void _stp_dcg_event_name(struct _stp_context *c, int which, char *dst, size_t len);
 int64_t _stp_ctx_gid(struct _stp_context *c);
 int64_t _stp_ctx_euid(struct _stp_context *c);
 int64_t _stp_ctx_cpu(struct _stp_context *c);

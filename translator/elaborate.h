@@ -136,6 +136,7 @@ extern const struct probe_kind_ops probes_begin_ops, probes_end_ops, probes_erro
 extern const struct probe_kind_ops probes_timer_ops;
 extern const struct probe_kind_ops *const probes_kernel_ops[];
 extern const struct probe_kind_ops probes_process_ops;
+extern const struct probe_kind_ops probes_dcg_ops; /* probes_dcg.c */
 
 /* Helpers for resolvers. */
 enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char *fmt, ...)

@@ -15,7 +15,7 @@ static const struct probe_kind_ops *builtin_kind(const char *name)
 {
 	static const struct probe_kind_ops *const base[] = {
 	    &probes_begin_ops, &probes_end_ops,	  &probes_error_ops,
-	    &probes_never_ops, &probes_timer_ops, &probes_process_ops,
+	    &probes_never_ops, &probes_timer_ops, &probes_process_ops, &probes_dcg_ops,
 	};
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		if (!strcmp(base[i]->name, name))

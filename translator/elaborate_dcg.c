@@ -28,6 +28,8 @@ static int runs_in_target(enum probe_kind k)
 	case PK_PROCESS_THREAD_BEGIN:
 	case PK_PROCESS_SYSCALL:
 	case PK_PROCESS_SYSCALL_RETURN:
+	case PK_DCG_CALL:
+	case PK_DCG_RETURN:
 		return 1;
 	default:
 		return 0;

@@ -315,6 +315,13 @@ static void warn_globals(struct el *el)
 
 /* ---- assignments to locals never read ---- */
 
+/* Code of a tapset file (an alias body setting variables the user's
+ * handler does not read): elided without a warning, as SystemTap does. */
+static int in_tapset(struct el *el, const struct token *tok)
+{
+	return tok && tok->loc.file && elab_file_index(el->c, tok->loc.file) > 0;
+}
+
 static int elide_assign_cb(struct expr *e, void *arg)
 {
 	struct el *el = arg;
@@ -324,7 +331,7 @@ static int elide_assign_cb(struct expr *e, void *arg)
 	struct vardecl *v = e->left->var;
 	if (!v || v->is_global || v->read)
 		return 0;
-	if (el->round == 0)
+	if (el->round == 0 && !in_tapset(el, e->tok))
 		for (int i = 0; i < el->mult; i++)
 			elab_warning(el->c, e->tok, "Eliding assignment to '%s'", v->name);
 	*e = *e->right;
@@ -376,7 +383,7 @@ static int reduce_stmt(struct el *el, struct stmt *s)
 	case S_EXPR:
 		if (!expr_pure(el, s->value))
 			return 0;
-		if (el->round == 0)
+		if (el->round == 0 && !in_tapset(el, s->tok))
 			for (int i = 0; i < el->mult; i++)
 				elab_warning(el->c, s->tok,
 					     "Eliding side-effect-free "

@@ -474,6 +474,10 @@ static const char *probe_kind_name(enum probe_kind k)
 		return "STP_PROBE_PROCESS_SYSCALL";
 	case PK_PROCESS_SYSCALL_RETURN:
 		return "STP_PROBE_PROCESS_SYSCALL_RETURN";
+	case PK_DCG_CALL:
+		return "STP_PROBE_DCG_CALL";
+	case PK_DCG_RETURN:
+		return "STP_PROBE_DCG_RETURN";
 	default:
 		return "STP_PROBE_TIMER";
 	}
