@@ -1,6 +1,7 @@
 #!/bin/bash
 # Quick start, step 1: install what ustap needs (Debian 12, as root), build
-# it in this directory, and run the demo.
+# it in this directory, and run the demo (the dynamic call graph of the
+# example program examples/dcg/app.c).
 #
 #   ./setup.sh              deps + build + demo
 #   ./setup.sh --no-demo    deps + build
@@ -46,10 +47,14 @@ build() {
 	make -j"$(nproc)"
 }
 
+# The dynamic call graph of the bundled example program: every call and
+# return under handle_request() (examples/dcg/calltree.stp).
 demo() {
 	echo
-	echo "== demo: ./stap examples/countdown.stp"
-	./stap examples/countdown.stp
+	echo "== demo: gcc -O2 -g -o examples/dcg/app examples/dcg/app.c"
+	gcc -O2 -g -o examples/dcg/app examples/dcg/app.c
+	echo "== demo: cd examples/dcg && ../../stap calltree.stp -c ./app"
+	(cd examples/dcg && ../../stap calltree.stp -c ./app)
 }
 
 install_deps

@@ -39,6 +39,7 @@ struct frame {
 	uint8_t tail;
 	uint8_t hide;  /* not shown (excluded, too deep, under a leaf) */
 	uint8_t mute;  /* its callees are not shown */
+	uint8_t sig;   /* a signal handler entered by the kernel */
 };
 
 struct dthread {
@@ -362,6 +363,10 @@ static int emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint
 		d->r = v;
 		d->capr = cap;
 	}
+	/* symbolize the callee now (a cached lookup after the first): once
+	 * the process has exited, its modules can no longer be read */
+	if (kind == DCG_CALL)
+		(void)sym(d, name);
 	struct rec *r = &d->r[d->nr++];
 	r->kind = (uint8_t)kind;
 	r->depth = depth;
@@ -456,8 +461,15 @@ static void pop(struct dthread *d, uint64_t from, uint64_t to)
 /* Frames whose return-address slot is at or below `limit` are gone. */
 static void pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to)
 {
-	while (d->nf && d->f[d->nf - 1].known && d->f[d->nf - 1].sp <= limit)
+	while (d->nf && d->f[d->nf - 1].known && d->f[d->nf - 1].sp <= limit) {
+		uint64_t sp = d->f[d->nf - 1].sp;
+		int sig = d->f[d->nf - 1].sig;
 		pop(d, from, to);
+		/* below a signal frame on another stack (sigaltstack above
+		 * the thread's stack): those frames are alive */
+		if (sig && d->nf && d->f[d->nf - 1].sp < sp)
+			break;
+	}
 }
 
 /* The function containing pc: its start if known, else pc. */
@@ -502,12 +514,13 @@ static void classify(struct dthread *d, uint64_t to)
 
 /* A new callee at `to` (a call, or a tail call with the caller's slot). */
 static void enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
-		  uint64_t sp, int known, int tail)
+		  uint64_t sp, int known, int tail, int sig)
 {
 	struct frame *f = push(d, sp, to, known);
 	if (!f)
 		return;
 	f->tail = (uint8_t)tail;
+	f->sig = (uint8_t)sig;
 	if (is_stub(t, to)) {
 		f->stub = 1;
 		/* hidden already if its caller is muted */
@@ -523,7 +536,7 @@ static void on_call(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 		    uint64_t rsp)
 {
 	pop_dead(d, rsp, from, to);
-	enter(d, t, from, to, rsp, 1, 0);
+	enter(d, t, from, to, rsp, 1, 0, 0);
 }
 
 static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
@@ -580,7 +593,29 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 		return;
 	/* tail call: a jump to the start of another function */
 	if ((func_start(d, to) || is_stub(t, to)) && !same_func(d, from, to))
-		enter(d, t, from, to, top->sp, top->known, 1);
+		enter(d, t, from, to, top->sp, top->known, 1, 0);
+}
+
+/* A signal handler's entry: the kernel pushed the return address of the
+ * restorer (mov $15,%rax; syscall: rt_sigreturn) at rsp. */
+static int sig_entry(struct _stp_pt_thread *t, uint64_t rsp)
+{
+	static const uint8_t restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
+	uint64_t ra;
+	uint8_t b[sizeof restorer];
+
+	return _stp_pt_read_code(t, rsp, &ra, sizeof ra) == 0 &&
+	       _stp_pt_read_code(t, ra, b, sizeof b) == 0 && !memcmp(b, restorer, sizeof b);
+}
+
+/* rsp is the slot of the innermost handler's frame: back in the handler
+ * from a callee, or the handler's tail call (not a new signal). */
+static int in_handler_frame(struct dthread *d, uint64_t rsp)
+{
+	for (size_t i = d->nf; i-- > 0;)
+		if (d->f[i].sig)
+			return d->f[i].sp == rsp;
+	return 0;
 }
 
 /* ---- the trap callback ---- */
@@ -604,6 +639,14 @@ static void on_step(struct _stp_pt_thread *t, void *data)
 	}
 	uint64_t pc = d->prev_pc, now = r.rip;
 	d->prev_pc = now;
+	/* not the next instruction: a branch, or a signal delivered (the
+	 * instructions from pc do not lead to now); a handler's tail call
+	 * leaves the restorer at rsp too */
+	const struct dec *x0 = pc ? decode_at(t, pc) : NULL;
+	if (x0 && now != pc + x0->len && !in_handler_frame(d, r.rsp) && sig_entry(t, r.rsp)) {
+		enter(d, t, pc, now, r.rsp, 1, 0, 1);
+		return;
+	}
 	/* Find the instruction that branched: the first control transfer from
 	 * pc (a block when BTF is honoured; one instruction otherwise). */
 	for (int i = 0; i < 4096 && pc; i++) {

@@ -13,7 +13,9 @@
  * classified: call, return, jump to another function's start (tail call),
  * indirect jump (longjmp recovery), the rest. A shadow stack of frames
  * (stack pointer at the call, function) pairs returns with calls and
- * closes frames skipped by longjmp or exceptions. A call to a PLT stub
+ * closes frames skipped by longjmp or exceptions. A signal handler entered
+ * by the kernel (the restorer's address at rsp) opens a frame like a call
+ * from the interrupted function, closed by the handler's return. A call to a PLT stub
  * becomes a call to the function the stub jumps to. Records are small
  * binary structs per thread, formatted (symbolized, cached per address)
  * only when printed: before any probe handler runs, when tracing is

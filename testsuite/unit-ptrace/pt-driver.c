@@ -809,8 +809,17 @@ int main(int argc, char **argv)
 			if (!attach_pid && !stop_first)
 				printf("%s\n", any_stopped(main_pid) ? "STOPPED" : "not stopped");
 			free(after);
-			if (detach_ms)
-				printf("state %c\n", thread_state(main_pid));
+			if (detach_ms) {
+				char st = thread_state(main_pid);
+				/* PTRACE_DETACH wakes a thread of a stopped group,
+				 * which re-enters the group-stop by itself: until it
+				 * has, /proc shows it running (see ptrace-quirks.md) */
+				for (int i = 0; stop_first && st != 'T' && i < 300; i++) {
+					usleep(10000);
+					st = thread_state(main_pid);
+				}
+				printf("state %c\n", st);
+			}
 			if (attach_pid) {
 				free(before);
 				report();
