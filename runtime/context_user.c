@@ -35,13 +35,20 @@ static int have_thread(struct _stp_context *c)
 	return tctx(c) && tctx(c)->t;
 }
 
-/* The unwound pcs of the last stop asked about (thread, pc, sp, bp). */
+/* The unwound pcs of the current handler run's stop (thread, pc, sp, bp);
+ * _stp_ctx_ubt_forget() drops them when a new handler run begins: two calls
+ * of a function from different callers can have the same pc, sp and bp. */
 static struct {
 	pid_t tid;
 	uint64_t uaddr, ip, sp, bp;
 	int valid, n;
 	uint64_t pcs[UBT_MAX];
 } ubt;
+
+void _stp_ctx_ubt_forget(void)
+{
+	ubt.valid = 0;
+}
 
 /* The symbol table of the traced process (one at a time). */
 static struct _stp_symtab *ust;
@@ -90,7 +97,15 @@ static int unwind(struct _stp_context *c, const uint64_t **pcs)
 	    ubt.sp == tc->regs.rsp && ubt.bp == tc->regs.rbp)
 		return ubt.n;
 	st = symtab(c);
-	ubt.n = st ? _stp_sym_unwind(st, tc->tid, ubt.pcs, UBT_MAX) : -1;
+	{
+		const struct user_regs_struct *r = &tc->regs;
+		/* DWARF x86_64 register order; rip is the probe's pc */
+		const uint64_t dregs[17] = {r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi,
+					    r->rbp, r->rsp, r->r8,  r->r9,  r->r10, r->r11,
+					    r->r12, r->r13, r->r14, r->r15, r->rip};
+
+		ubt.n = st ? _stp_sym_unwind(st, tc->tid, dregs, ubt.pcs, UBT_MAX) : -1;
+	}
 	if (ubt.n < 0)
 		ubt.n = 0;
 	/* the thread may still be past the breakpoint's int3: its pc is the

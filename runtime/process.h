@@ -46,5 +46,8 @@ void _stp_entry_done(pid_t tid, const struct _stp_probe *p, uint64_t sp);
 
 /* run.c: run one probe's handler with a target context (NULL: none). */
 void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
+/* Forget the user backtrace unwound for the previous handler run: every
+ * run is a new stop, even at the same pc, sp and bp (context_user.c). */
+void _stp_ctx_ubt_forget(void);
 
 #endif

@@ -125,6 +125,7 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 		c.actionremaining *= 10;
 	c.probe = p;
 	c.target = tc;
+	_stp_ctx_ubt_forget();
 	_stp_regex_reset();
 	p->handler(&c);
 	_stp_print_flush(&c);

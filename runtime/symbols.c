@@ -10,9 +10,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 #define SYM_BUCKETS 4096
@@ -452,21 +455,124 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, uint64_t *pcs, int max)
+/* The thread state libdwfl unwinds from: our own callbacks, not
+ * dwfl_linux_proc_attach's. Those read the registers with PTRACE_GETREGS
+ * (a thread stopped past a breakpoint's int3 has pc = probe + 1, so the
+ * CFI row after the function's first instruction is used: at -O2 the
+ * return address is read from the wrong slot) and cache the memory they
+ * read for as long as the Dwfl stays attached (the stack contents of the
+ * first unwind were reused for every later one). Here the registers are
+ * the probe's, as the runtime fixed them up, and memory is read afresh. */
+struct unwind_state {
+	pid_t pid, tid;
+	const uint64_t *dregs; /* DWARF x86_64 order: 0..15 then rip (16) */
+	int given;             /* next_thread already returned the thread */
+};
+
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct unwind_state *u = arg;
+
+	(void)dwfl;
+	if (u->given)
+		return 0;
+	u->given = 1;
+	*thread_argp = u;
+	return u->tid;
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct unwind_state *u = arg;
+
+	(void)dwfl;
+	if (tid != u->tid)
+		return false;
+	*thread_argp = u;
+	return true;
+}
+
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct unwind_state *u = arg;
+	Dwarf_Word w;
+	char path[64];
+	FILE *f;
+	size_t n = 0;
+
+	(void)dwfl;
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)u->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fseeko(f, (off_t)addr, SEEK_SET) == 0)
+		n = fread(&w, 1, sizeof w, f);
+	fclose(f);
+	if (n != sizeof w)
+		return false;
+	*result = w;
+	return true;
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	struct unwind_state *u = thread_arg;
+	Dwarf_Word r[17];
+
+	for (int i = 0; i < 17; i++)
+		r[i] = u->dregs[i];
+	if (!dwfl_thread_state_registers(thread, 0, 17, r))
+		return false;
+	dwfl_thread_state_register_pc(thread, r[16]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks unwind_callbacks = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+static struct unwind_state uw_state;
+
+int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, uint64_t *pcs,
+		    int max)
 {
 	struct unwind_acc u = {pcs, 0, max};
 
+	uint64_t own[17];
+
 	if (max <= 0)
 		return 0;
+	if (!dregs) {
+		/* the thread's registers as they are */
+		struct user_regs_struct r;
+
+		if (ptrace(PTRACE_GETREGS, tid, NULL, &r) != 0)
+			return -1;
+		own[0] = r.rax, own[1] = r.rdx, own[2] = r.rcx, own[3] = r.rbx;
+		own[4] = r.rsi, own[5] = r.rdi, own[6] = r.rbp, own[7] = r.rsp;
+		own[8] = r.r8, own[9] = r.r9, own[10] = r.r10, own[11] = r.r11;
+		own[12] = r.r12, own[13] = r.r13, own[14] = r.r14, own[15] = r.r15;
+		own[16] = r.rip;
+		dregs = own;
+	}
 	if (st->stale || !st->dwfl || maps_hash(st->pid) != st->maps_hash)
 		report(st);
 	if (!st->dwfl)
 		return -1;
 	if (!st->attached) {
-		if (dwfl_linux_proc_attach(st->dwfl, st->pid, true) != 0)
+		/* the callbacks' argument is fixed at attach: it points at
+		 * uw_state, refilled for every unwind */
+		if (!dwfl_attach_state(st->dwfl, NULL, st->pid, &unwind_callbacks, &uw_state))
 			return -1;
 		st->attached = 1;
 	}
+	uw_state.pid = st->pid;
+	uw_state.tid = tid;
+	uw_state.dregs = dregs;
+	uw_state.given = 0;
 	if (dwfl_getthread_frames(st->dwfl, tid, frame_cb, &u) != 0 && u.n == 0)
 		return -1;
 	return u.n;

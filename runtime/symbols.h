@@ -77,10 +77,14 @@ size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t 
 size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 
 /* Unwind thread TID (stopped under ptrace by the calling thread) with its
- * CFI. PCS receives up to MAX program counters, innermost first; the
- * first is the current pc, the others return addresses (symbolize pc-1
- * for the caller's line). Returns the count, -1 on error. */
-int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, uint64_t *pcs, int max);
+ * CFI, from the registers DREGS (17, DWARF x86_64 order: rax rdx rcx rbx
+ * rsi rdi rbp rsp r8..r15 rip; rip is the probe's pc; NULL: the thread's
+ * own, by PTRACE_GETREGS). Every call unwinds afresh (no cached stack).
+ * PCS receives up to MAX program counters, innermost first; the first is
+ * the current pc, the others return addresses (symbolize pc-1 for the
+ * caller's line). Returns the count, -1 on error. */
+int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, uint64_t *pcs,
+		    int max);
 
 /* Demangle a C++ name (NULL if not mangled or no demangler); malloc'd. */
 char *_stp_sym_demangle(const char *name);

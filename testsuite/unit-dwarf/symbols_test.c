@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 	}
 	{
 		uint64_t pcs[64];
-		int np = _stp_sym_unwind(st, pid, pcs, 64);
+		int np = _stp_sym_unwind(st, pid, NULL, pcs, 64);
 		const char *chain[] = {"stop_here", "demo::level2(int)", "level1", "main"};
 		size_t k = 0;
 		char got[1024] = "";
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 				k++;
 		}
 		dw_check("backtrace: stop_here <- demo::level2 <- level1 <- main", k == 4, "%s", got);
-		dw_check("unwinding twice gives the same frames", _stp_sym_unwind(st, pid, pcs, 64) == np,
+		dw_check("unwinding twice gives the same frames", _stp_sym_unwind(st, pid, NULL, pcs, 64) == np,
 			 NULL);
 	}
 	{
