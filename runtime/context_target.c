@@ -60,24 +60,24 @@ int _stp_ctx_is_return(struct _stp_context *c)
 	return tc ? tc->is_return : 0;
 }
 
-/* DWARF register numbers of x86-64, in user_regs_struct. */
+/* user_regs_struct offsets by x86-64 DWARF register number (0-16). */
+static const size_t dwarf_reg_offs[] = {
+	offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
+	offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
+	offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+	offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
+	offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
+	offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+	offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+	offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
+	offsetof(struct user_regs_struct, rip),
+};
+
 static int reg_value(const struct user_regs_struct *r, int n, uint64_t *out)
 {
-	static const size_t offs[] = {
-		offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
-		offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
-		offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
-		offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
-		offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
-		offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
-		offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
-		offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
-		offsetof(struct user_regs_struct, rip),
-	};
-
-	if (n < 0 || n >= (int)(sizeof offs / sizeof offs[0]))
+	if (n < 0 || n >= (int)(sizeof dwarf_reg_offs / sizeof dwarf_reg_offs[0]))
 		return -1;
-	memcpy(out, (const char *)r + offs[n], sizeof *out);
+	memcpy(out, (const char *)r + dwarf_reg_offs[n], sizeof *out);
 	return 0;
 }
 
@@ -116,20 +116,7 @@ int _stp_ctx_set_reg(struct _stp_context *c, int dwarf_regno, uint64_t value)
 	}
 	if (_stp_ctx_reg(c, dwarf_regno, &old) < 0) /* fetches tc->regs */
 		return -1;
-	{
-		static const size_t offs[] = {
-			offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
-			offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
-			offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
-			offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
-			offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
-			offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
-			offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
-			offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
-		};
-
-		memcpy((char *)&tc->regs + offs[dwarf_regno], &value, sizeof value);
-	}
+	memcpy((char *)&tc->regs + dwarf_reg_offs[dwarf_regno], &value, sizeof value);
 	if (_stp_pt_set_regs(tc->t, &tc->regs) < 0) {
 		_stp_error(c, "couldn't write register %d", dwarf_regno);
 		return -1;
@@ -196,8 +183,9 @@ int _stp_ctx_write_int(struct _stp_context *c, uint64_t addr, int size, int64_t 
 	return 0;
 }
 
-/* One line of /proc/PID/status ("Uid:", "PPid:"), first number; -1. */
-static int64_t status_field(pid_t pid, const char *key)
+/* Number IDX (0-based) after KEY ("Uid:", "PPid:") in /proc/PID/status;
+ * -1 when unreadable. */
+int64_t _stp_proc_status_field(pid_t pid, const char *key, int idx)
 {
 	char path[64], line[256];
 	size_t klen = strlen(key);
@@ -210,7 +198,10 @@ static int64_t status_field(pid_t pid, const char *key)
 		return -1;
 	while (fgets(line, sizeof line, f))
 		if (!strncmp(line, key, klen)) {
-			v = strtoll(line + klen, NULL, 10);
+			char *p = line + klen;
+
+			for (int i = 0; i <= idx; i++)
+				v = strtoll(p, &p, 10);
 			break;
 		}
 	fclose(f);
@@ -240,12 +231,12 @@ void _stp_ctx_execname(struct _stp_context *c, char *dst, size_t len)
 
 int64_t _stp_ctx_ppid(struct _stp_context *c)
 {
-	return tctx(c) ? status_field(tctx(c)->pid, "PPid:") : getppid();
+	return tctx(c) ? _stp_proc_status_field(tctx(c)->pid, "PPid:", 0) : getppid();
 }
 
 int64_t _stp_ctx_uid(struct _stp_context *c)
 {
-	return tctx(c) ? status_field(tctx(c)->pid, "Uid:") : getuid();
+	return tctx(c) ? _stp_proc_status_field(tctx(c)->pid, "Uid:", 0) : getuid();
 }
 
 /* The symbol table of the last process asked about. */

@@ -236,37 +236,14 @@ void _stp_ctx_usymfileline(struct _stp_context *c, int what, uint64_t addr, char
 
 /* ---- ids and cpu ---- */
 
-static int64_t status_field(pid_t pid, const char *key, int idx)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	int64_t v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (!strncmp(line, key, klen)) {
-			char *p = line + klen;
-
-			for (int i = 0; i <= idx; i++)
-				v = strtoll(p, &p, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 int64_t _stp_ctx_gid(struct _stp_context *c)
 {
-	return tctx(c) ? status_field(tctx(c)->pid, "Gid:", 0) : getgid();
+	return tctx(c) ? _stp_proc_status_field(tctx(c)->pid, "Gid:", 0) : getgid();
 }
 
 int64_t _stp_ctx_euid(struct _stp_context *c)
 {
-	return tctx(c) ? status_field(tctx(c)->pid, "Uid:", 1) : geteuid();
+	return tctx(c) ? _stp_proc_status_field(tctx(c)->pid, "Uid:", 1) : geteuid();
 }
 
 int64_t _stp_ctx_cpu(struct _stp_context *c)

@@ -50,4 +50,8 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
  * run is a new stop, even at the same pc, sp and bp (context_user.c). */
 void _stp_ctx_ubt_forget(void);
 
+/* Number IDX (0-based) after KEY ("Uid:", "PPid:") in /proc/PID/status;
+ * -1 when unreadable. */
+int64_t _stp_proc_status_field(pid_t pid, const char *key, int idx);
+
 #endif
