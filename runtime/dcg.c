@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 #include "dcg.h"
+#include "dcg_internal.h"
 #include "stp_internal.h"
 #include "process.h"
 #include "symbols.h"
@@ -11,18 +12,20 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 enum { DCG_CALL = 1, DCG_RET = 2 };
-enum { MECH_BLOCKSTEP, MECH_SINGLESTEP };
-static const char *const mech_names[] = {"blockstep", "singlestep"};
+enum { MECH_BLOCKSTEP, MECH_SINGLESTEP, MECH_BREAKPOINT };
+static const char *const mech_names[] = {"blockstep", "singlestep", "breakpoint"};
 
 /* One event, formatted only when printed. */
 struct rec {
 	uint8_t kind;
+	uint8_t sig; /* a signal handler's call: its signal number */
 	uint32_t depth;
 	uint64_t ns;   /* since tracing began in the thread */
 	uint64_t from; /* call / return instruction (0: the root) */
@@ -39,7 +42,7 @@ struct frame {
 	uint8_t tail;
 	uint8_t hide;  /* not shown (excluded, too deep, under a leaf) */
 	uint8_t mute;  /* its callees are not shown */
-	uint8_t sig;   /* a signal handler entered by the kernel */
+	uint8_t sig;   /* a signal handler entered by the kernel: the signal */
 };
 
 struct dthread {
@@ -108,14 +111,30 @@ static void pick_mechanism(const char *m)
 		return;
 	if (env && *env)
 		m = env;
-	mech = MECH_BLOCKSTEP;
-	if (!m || !*m || !strcmp(m, "auto") || !strcmp(m, "blockstep"))
-		return;
-	if (!strcmp(m, "singlestep"))
+	if (m && !strcmp(m, "blockstep"))
+		mech = MECH_BLOCKSTEP;
+	else if (m && !strcmp(m, "singlestep"))
 		mech = MECH_SINGLESTEP;
-	else
-		_stp_msg_warn("dynamic call graph: unknown mechanism '%s' (blockstep, "
-			      "singlestep): using blockstep", m);
+	else if (m && !strcmp(m, "breakpoint"))
+		mech = MECH_BREAKPOINT;
+	else {
+		if (m && *m && strcmp(m, "auto"))
+			_stp_msg_warn("dynamic call graph: unknown mechanism '%s' (auto, "
+				      "breakpoint, blockstep, singlestep): using auto", m);
+		/* blockstep where the processor stops only at taken branches;
+		 * breakpoints where it would stop at every instruction */
+		btf = _stp_pt_blockstep_honoured();
+		mech = btf == 1 ? MECH_BLOCKSTEP : MECH_BREAKPOINT;
+	}
+}
+
+/* Is tracing on in another thread of pid? */
+static int pid_traced(pid_t pid)
+{
+	for (size_t i = 0; i < nthreads; i++)
+		if (threads[i]->on && threads[i]->pid == pid)
+			return 1;
+	return 0;
 }
 
 static struct _stp_symtab *symtab_of(pid_t pid)
@@ -157,8 +176,6 @@ static struct dthread *find_thread(pid_t tid, int create)
 static const struct dec *decode_at(struct _stp_pt_thread *t, uint64_t addr)
 {
 	pid_t pid = _stp_pt_pid(t);
-	uint8_t buf[16];
-	size_t n = sizeof buf;
 	struct _stp_x86_insn in;
 
 	if (!decs) {
@@ -170,10 +187,7 @@ static const struct dec *decode_at(struct _stp_pt_thread *t, uint64_t addr)
 			      (((size_t)1 << DEC_BITS) - 1)];
 	if (d->valid && d->addr == addr && d->pid == pid)
 		return d;
-	/* the instruction may end near the end of a mapping */
-	while (n > 0 && _stp_pt_read_code(t, addr, buf, n) < 0)
-		n = n > 1 ? n / 2 : 0;
-	if (!n || _stp_x86_decode(buf, n, addr, &in) < 0)
+	if (_stp_dcg_read_insn(t, addr, &in) < 0)
 		return NULL;
 	memset(d, 0, sizeof *d);
 	d->pid = pid;
@@ -406,9 +420,13 @@ static void flush_thread(struct dthread *d)
 			_stp_sym_cgname(st, r->name, name, sizeof name);
 		else
 			snprintf(name, sizeof name, "0x%" PRIx64, r->name);
-		int n = snprintf(line, sizeof line, "%6" PRIu64 " %s(%d):%*s%s%s\n",
+		char sig[32] = "";
+		if (r->sig)
+			snprintf(sig, sizeof sig, " (signal SIG%s)",
+				 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
+		int n = snprintf(line, sizeof line, "%6" PRIu64 " %s(%d):%*s%s%s%s\n",
 				 r->ns / 1000, d->comm, (int)d->tid, (int)r->depth, "",
-				 r->kind == DCG_CALL ? "->" : "<-", name);
+				 r->kind == DCG_CALL ? "->" : "<-", name, sig);
 		if (n > 0)
 			_stp_print_n(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	}
@@ -495,7 +513,8 @@ static void classify(struct dthread *d, uint64_t to)
 	const struct frame *parent = d->nf > 1 ? &d->f[d->nf - 2] : NULL;
 
 	f->hide = f->mute = 0;
-	if (parent && parent->mute) {
+	/* a signal handler is no callee of the function it interrupted */
+	if (parent && parent->mute && !f->sig) {
 		f->hide = f->mute = 1;
 		return;
 	}
@@ -520,7 +539,7 @@ static void enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, ui
 	if (!f)
 		return;
 	f->tail = (uint8_t)tail;
-	f->sig = (uint8_t)sig;
+	f->sig = (uint8_t)(sig ? sig : 0);
 	if (is_stub(t, to)) {
 		f->stub = 1;
 		/* hidden already if its caller is muted */
@@ -528,8 +547,8 @@ static void enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, ui
 		return;
 	}
 	classify(d, to);
-	if (!f->hide)
-		emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+	if (!f->hide && emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to))
+		d->r[d->nr - 1].sig = (uint8_t)sig;
 }
 
 static void on_call(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
@@ -598,14 +617,19 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 
 /* A signal handler's entry: the kernel pushed the return address of the
  * restorer (mov $15,%rax; syscall: rt_sigreturn) at rsp. */
-static int sig_entry(struct _stp_pt_thread *t, uint64_t rsp)
+static int restorer_at(struct _stp_pt_thread *t, uint64_t a)
 {
 	static const uint8_t restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
-	uint64_t ra;
 	uint8_t b[sizeof restorer];
 
-	return _stp_pt_read_code(t, rsp, &ra, sizeof ra) == 0 &&
-	       _stp_pt_read_code(t, ra, b, sizeof b) == 0 && !memcmp(b, restorer, sizeof b);
+	return _stp_pt_read_code(t, a, b, sizeof b) == 0 && !memcmp(b, restorer, sizeof b);
+}
+
+static int sig_entry(struct _stp_pt_thread *t, uint64_t rsp)
+{
+	uint64_t ra;
+
+	return _stp_pt_read_code(t, rsp, &ra, sizeof ra) == 0 && restorer_at(t, ra);
 }
 
 /* rsp is the slot of the innermost handler's frame: back in the handler
@@ -620,6 +644,46 @@ static int in_handler_frame(struct dthread *d, uint64_t rsp)
 
 /* ---- the trap callback ---- */
 
+/* The root's call event for the script's probes, at the first trap after
+ * tracing was switched on. Returns 1 if a probe switched tracing off. */
+static int root_event(struct dthread *d)
+{
+	if (d->root_pending && d->nf) {
+		d->root_pending = 0;
+		emit(d, DCG_CALL, 0, 0, d->f[0].func, d->f[0].func);
+		return !d->on;
+	}
+	return 0;
+}
+
+/* The instruction x at pc has run, leaving the thread at now with rsp:
+ * a call, return or jump of the call graph. Returns 1 if x branched. */
+static int transfer(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc,
+		    const struct dec *x, uint64_t now, uint64_t rsp)
+{
+	switch (x->kind) {
+	case STP_X86_CALL:
+	case STP_X86_CALL_IND:
+		on_call(d, t, pc, now, rsp);
+		return 1;
+	case STP_X86_RET:
+		on_ret(d, pc, now, rsp);
+		return 1;
+	case STP_X86_JMP:
+	case STP_X86_JMP_IND:
+		on_jump(d, t, pc, now, rsp, x->kind == STP_X86_JMP_IND);
+		return 1;
+	case STP_X86_JCC:
+		if (now == x->target && now != pc + x->len) {
+			on_jump(d, t, pc, now, rsp, 0);
+			return 1;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 static void on_step(struct _stp_pt_thread *t, void *data)
 {
 	/* by tid, not data: at the end of the run the engine may still report
@@ -631,12 +695,8 @@ static void on_step(struct _stp_pt_thread *t, void *data)
 	n_stops++;
 	if (!d || !d->on || _stp_pt_get_regs(t, &r) < 0)
 		return;
-	if (d->root_pending && d->nf) {
-		d->root_pending = 0;
-		emit(d, DCG_CALL, 0, 0, d->f[0].func, d->f[0].func);
-		if (!d->on)
-			return;
-	}
+	if (root_event(d))
+		return;
 	uint64_t pc = d->prev_pc, now = r.rip;
 	d->prev_pc = now;
 	/* not the next instruction: a branch, or a signal delivered (the
@@ -644,43 +704,153 @@ static void on_step(struct _stp_pt_thread *t, void *data)
 	 * leaves the restorer at rsp too */
 	const struct dec *x0 = pc ? decode_at(t, pc) : NULL;
 	if (x0 && now != pc + x0->len && !in_handler_frame(d, r.rsp) && sig_entry(t, r.rsp)) {
-		enter(d, t, pc, now, r.rsp, 1, 0, 1);
+		enter(d, t, pc, now, r.rsp, 1, 0, (int)(r.rdi & 0x7f) ? (int)(r.rdi & 0x7f) : 1);
 		return;
 	}
 	/* Find the instruction that branched: the first control transfer from
 	 * pc (a block when BTF is honoured; one instruction otherwise). */
 	for (int i = 0; i < 4096 && pc; i++) {
 		const struct dec *x = decode_at(t, pc);
-		if (!x)
+		if (!x || transfer(d, t, pc, x, now, r.rsp) || x->syscall)
 			return;
-		uint64_t next = pc + x->len;
-		switch (x->kind) {
-		case STP_X86_CALL:
-		case STP_X86_CALL_IND:
-			on_call(d, t, pc, now, r.rsp);
+		if (pc + x->len == now)
 			return;
-		case STP_X86_RET:
-			on_ret(d, pc, now, r.rsp);
-			return;
-		case STP_X86_JMP:
-		case STP_X86_JMP_IND:
-			on_jump(d, t, pc, now, r.rsp, x->kind == STP_X86_JMP_IND);
-			return;
-		case STP_X86_JCC:
-			if (now == x->target && now != next) {
-				on_jump(d, t, pc, now, r.rsp, 0);
-				return;
-			}
-			break;
-		default:
-			if (x->syscall)
-				return;
-			break;
-		}
-		if (next == now)
-			return;
-		pc = next;
+		pc += x->len;
 	}
+}
+
+/* ---- the breakpoint mechanism's traps ---- */
+
+int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to)
+{
+	struct dthread tmp = {.pid = _stp_pt_pid(t)};
+
+	return (func_start(&tmp, to) || is_stub(t, to)) && !same_func(&tmp, from, to);
+}
+
+static int read_mem(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	return _stp_pt_read(ctx, addr, buf, n);
+}
+
+static int write_none(void *ctx, uint64_t addr, const void *buf, size_t n)
+{
+	(void)ctx, (void)addr, (void)buf, (void)n;
+	return 0;
+}
+
+/* Lazily bound PLT code starts with (endbr64;) push $index. */
+static int lazy_plt(struct _stp_pt_thread *t, uint64_t a)
+{
+	uint8_t b[5];
+
+	if (is_endbr(t, a))
+		a += 4;
+	return _stp_pt_read_code(t, a, b, 1) < 0 || b[0] == 0x68;
+}
+
+/* A call to a PLT stub whose GOT slot is bound: the function it goes to
+ * (0 if not bound yet or not a stub). */
+static uint64_t plt_bound(struct _stp_pt_thread *t, uint64_t stub)
+{
+	uint64_t a = is_endbr(t, stub) ? stub + 4 : stub, v = 0;
+	const struct dec *x = decode_at(t, a);
+	struct _stp_x86_insn in;
+
+	if (!x || !x->ripjmp || _stp_dcg_read_insn(t, a, &in) < 0)
+		return 0;
+	if (_stp_pt_read(t, a + in.len + (uint64_t)in.mem.disp, &v, sizeof v) < 0 || !v ||
+	    is_stub(t, v) || lazy_plt(t, v))
+		return 0;
+	return v;
+}
+
+/* After a branch or return in d: trap the code the thread goes on with,
+ * or, for a callee not descended into, only where it returns to. */
+static void follow(struct dthread *d, struct _stp_pt_thread *t, size_t nf0, uint64_t now,
+		   uint64_t ret_addr)
+{
+	const struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
+
+	if (!d->on)
+		return;
+	if (top && d->nf > nf0 && top->mute && !top->stub) {
+		uint64_t ra = ret_addr;
+		if (!ra && top->known && _stp_pt_read(t, top->sp, &ra, sizeof ra) < 0)
+			ra = 0;
+		if (ra)
+			_stp_dcg_site_return(t, ra);
+		return;
+	}
+	_stp_dcg_sites_from(t, now);
+}
+
+static void branch_site(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc,
+			const struct _stp_x86_insn *in, struct user_regs_struct *r)
+{
+	struct user_regs_struct after = *r;
+	struct _stp_x86_mem_ops ops = {read_mem, write_none, t};
+	const struct dec *x = decode_at(t, pc);
+	size_t nf0 = d->nf;
+	int call = in->kind == STP_X86_CALL || in->kind == STP_X86_CALL_IND;
+
+	/* what the instruction will do; if it faults, the engine gives the
+	 * program its SIGSEGV */
+	if (!x || _stp_x86_emulate(in, pc, &after, &ops) != 1)
+		return;
+	uint64_t now = after.rip, bound;
+	if (call && is_stub(t, now) && (bound = plt_bound(t, now))) {
+		/* straight to the bound function, as if the stub had run:
+		 * one stop less per PLT call */
+		uint64_t ra = pc + in->len;
+		if (_stp_pt_write(t, after.rsp, &ra, sizeof ra) == 0) {
+			after.rip = now = bound;
+			_stp_pt_set_regs(t, &after);
+		}
+	}
+	if (in->kind == STP_X86_RET && restorer_at(t, now)) {
+		/* a signal handler returns: what it interrupted is trapped */
+		transfer(d, t, pc, x, now, after.rsp);
+		return;
+	}
+	transfer(d, t, pc, x, now, after.rsp);
+	follow(d, t, nf0, now, call ? pc + in->len : 0);
+}
+
+/* A return address of a callee not descended into: it has returned. */
+static void return_site(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc, uint64_t rsp)
+{
+	size_t nf0 = d->nf;
+
+	pop_dead(d, rsp - 1, 0, pc);
+	if (d->nf < nf0)
+		_stp_dcg_sites_from(t, pc);
+}
+
+int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct dthread *d = find_thread(_stp_pt_tid(t), 0);
+	uint64_t pc = _stp_pt_probe_addr(p);
+	const struct _stp_x86_insn *in = NULL;
+	struct user_regs_struct r;
+	int fl = _stp_dcg_site(_stp_pt_pid(t), pc, &in);
+
+	(void)data;
+	n_stops++;
+	if (!fl) {
+		/* a fork child's copy, or left over: not wanted any more */
+		_stp_pt_probe_remove(_stp_pt_thread_proc(t), p);
+		return 0;
+	}
+	if (!d || !d->on || d->pid != _stp_pt_pid(t) || _stp_pt_get_regs(t, &r) < 0)
+		return 0;
+	if (root_event(d))
+		return 0;
+	if (fl & DCG_SITE_RETURN)
+		return_site(d, t, pc, r.rsp);
+	if ((fl & DCG_SITE_BRANCH) && d->on)
+		branch_site(d, t, pc, in, &r);
+	return 0;
 }
 
 /* ---- the script side ---- */
@@ -690,9 +860,15 @@ static void on_step(struct _stp_pt_thread *t, void *data)
  * would be delivered to the program as a SIGTRAP. */
 static void thread_off(struct dthread *d, int keep_mode)
 {
-	if (d->t && d->on && !keep_mode)
+	int was_on = d->on;
+
+	if (d->t && d->on && !keep_mode && mech != MECH_BREAKPOINT)
 		_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
 	d->on = 0;
+	/* the last traced thread of its process: the sites go (at the end
+	 * of the run the engine's detach removes them) */
+	if (was_on && !keep_mode && mech == MECH_BREAKPOINT && !pid_traced(d->pid))
+		_stp_dcg_sites_release(d->pid);
 	d->t = NULL;
 	d->hold = NO_HOLD;
 	flush_thread(d);
@@ -718,10 +894,14 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	pick_mechanism(m);
 	if (_stp_pt_get_regs(tc->t, &r) < 0)
 		return;
-	if (_stp_pt_step_mode(tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN
-							     : _STP_PT_STEP_BLOCK,
-			      on_step, NULL) < 0)
+	if (mech == MECH_BREAKPOINT) {
+		if (_stp_dcg_sites_from(tc->t, r.rip) < 0)
+			return;
+	} else if (_stp_pt_step_mode(tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN
+								    : _STP_PT_STEP_BLOCK,
+				     on_step, NULL) < 0) {
 		return;
+	}
 	d->on = 1;
 	d->t = tc->t;
 	d->pid = tc->pid;
@@ -774,11 +954,63 @@ void _stp_dcg_thread_gone(pid_t tid)
 
 	if (!d)
 		return;
+	int was_on = d->on;
+
 	d->t = NULL; /* the engine has forgotten it */
 	d->on = 0;
 	d->hold = NO_HOLD;
 	flush_thread(d);
 	d->nf = 0;
+	if (was_on && mech == MECH_BREAKPOINT && !pid_traced(d->pid))
+		_stp_dcg_sites_release(d->pid);
+}
+
+/* pid's memory is gone (exec, exit): its sites, decodings and symbols. */
+static void forget_pid(pid_t pid)
+{
+	_stp_dcg_sites_forget(pid);
+	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
+		if (decs[i].pid == pid)
+			decs[i].valid = 0;
+	for (size_t i = 0; i < nstabs; i++)
+		if (stabs[i].pid == pid) {
+			if (stabs[i].st)
+				_stp_sym_close(stabs[i].st);
+			stabs[i] = stabs[--nstabs];
+			break;
+		}
+}
+
+void _stp_dcg_exec(pid_t pid)
+{
+	for (size_t i = 0; i < nthreads; i++)
+		if (threads[i]->pid == pid && threads[i]->on)
+			thread_off(threads[i], 1);
+	forget_pid(pid);
+}
+
+void _stp_dcg_proc_gone(pid_t pid)
+{
+	forget_pid(pid);
+}
+
+void _stp_dcg_libs_changed(struct _stp_pt_thread *t)
+{
+	pid_t pid = _stp_pt_pid(t);
+
+	/* code may have been unmapped: what was decoded or symbolized there
+	 * may now be another library's */
+	_stp_dcg_sites_unmapped(t);
+	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
+		if (decs[i].pid == pid)
+			decs[i].valid = 0;
+	/* records are named from the symbol cache: print them first */
+	for (size_t i = 0; i < nthreads; i++)
+		if (threads[i]->pid == pid)
+			flush_thread(threads[i]);
+	for (size_t i = 0; i < nstabs; i++)
+		if (stabs[i].pid == pid && stabs[i].st)
+			_stp_sym_reset(stabs[i].st);
 }
 
 void _stp_dcg_finish(int verbose)
@@ -798,15 +1030,21 @@ void _stp_dcg_finish(int verbose)
 	if (used && (verbose >= 1 || (rep && *rep == '1'))) {
 		if (btf == -2)
 			btf = mech == MECH_BLOCKSTEP ? _stp_pt_blockstep_honoured() : -1;
+		char how[96];
+		if (mech == MECH_BREAKPOINT)
+			snprintf(how, sizeof how, " (int3 at %" PRIu64 " calls, returns and jumps)",
+				 _stp_dcg_sites_placed());
+		else if (mech == MECH_BLOCKSTEP)
+			snprintf(how, sizeof how, "%s",
+				 btf == 1 ? " (BTF honoured: stops at taken branches)"
+					  : " (BTF not honoured: stops after every instruction)");
+		else
+			snprintf(how, sizeof how, " (stops after every instruction)");
 		fprintf(stderr,
 			"dynamic call graph: mechanism %s%s, %" PRIu64 " stops, %" PRIu64
-			" calls, %" PRIu64 " returns, %.1f stops per traced call\n",
-			mech_names[mech < 0 ? 0 : mech],
-			mech == MECH_BLOCKSTEP
-			    ? (btf == 1 ? " (BTF honoured: stops at taken branches)"
-					: " (BTF not honoured: stops after every instruction)")
-			    : " (stops after every instruction)",
-			n_stops, n_calls, n_rets, n_calls ? (double)n_stops / (double)n_calls : 0.0);
+			" calls, %" PRIu64 " returns, %.2f stops per traced call\n",
+			mech_names[mech < 0 ? 0 : mech], how, n_stops, n_calls, n_rets,
+			n_calls ? (double)n_stops / (double)n_calls : 0.0);
 	}
 	for (size_t i = 0; i < nstabs; i++)
 		if (stabs[i].st)
@@ -816,6 +1054,7 @@ void _stp_dcg_finish(int verbose)
 	nstabs = 0;
 	free(decs);
 	decs = NULL;
+	_stp_dcg_sites_free();
 	for (size_t i = 0; i < nleaf; i++)
 		free(leafpat[i]);
 	for (size_t i = 0; i < nexcl; i++)

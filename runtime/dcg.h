@@ -42,5 +42,11 @@ void _stp_dcg_limit(int what, int64_t n, const char *pattern);
 void _stp_dcg_flush_all(void);
 void _stp_dcg_thread_gone(pid_t tid);
 void _stp_dcg_finish(int verbose);
+/* A process exec'd or is gone; its shared libraries changed (dlopen,
+ * dlclose): cached code and symbols of what was unmapped go. */
+void _stp_dcg_exec(pid_t pid);
+void _stp_dcg_proc_gone(pid_t pid);
+struct _stp_pt_thread;
+void _stp_dcg_libs_changed(struct _stp_pt_thread *t);
 
 #endif

@@ -52,6 +52,10 @@ void _stp_ctx_ubt_forget(void);
 
 /* Number IDX (0-based) after KEY ("Uid:", "PPid:") in /proc/PID/status;
  * -1 when unreadable. */
+/* Hear of pid's dlopen/dlclose (the dynamic call graph's code sites). */
+struct _stp_pt_proc;
+void _stp_proc_watch_libraries(struct _stp_pt_proc *proc);
+
 int64_t _stp_proc_status_field(pid_t pid, const char *key, int idx);
 
 #endif

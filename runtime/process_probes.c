@@ -362,7 +362,15 @@ static void scan_libraries(struct _stp_pt_proc *proc)
 static void on_libraries(struct _stp_pt_thread *t, void *data)
 {
 	(void)data;
+	_stp_dcg_libs_changed(t);
 	scan_libraries(_stp_pt_thread_proc(t));
+}
+
+/* The dynamic call graph hears of dlopen/dlclose even with no .library
+ * probe (its code sites in a library closed must go). */
+void _stp_proc_watch_libraries(struct _stp_pt_proc *proc)
+{
+	(void)_stp_pt_watch_libraries(proc, on_libraries, NULL);
 }
 
 /* Does the program of ps have .library probes? */
@@ -484,6 +492,7 @@ static void on_exec(struct _stp_pt_thread *t, void *user)
 	struct _stp_pt_proc *proc = _stp_pt_thread_proc(t);
 
 	(void)user;
+	_stp_dcg_exec(_stp_pt_proc_pid(proc));
 	place_probes(proc);
 	/* The first exec of a -c command happens before the begin probes;
 	 * process.begin then waits for the release. */
@@ -533,6 +542,7 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 		fire_kind(STP_PROBE_PROCESS_END, NULL, pid, ps);
 	}
 	sem_forget(p, 0);
+	_stp_dcg_proc_gone(pid);
 	pstate_free(ps);
 	*_stp_pt_proc_user(p) = NULL;
 	if (p == root) {
