@@ -365,10 +365,15 @@ static int emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint
 		n_calls++;
 	else
 		n_rets++;
-	if (probes_wanted()) {
+	/* the script's probes fire now, except under a lazily bound PLT
+	 * call, whose own event must come first: kept until it is known */
+	if (probes_wanted() && d->hold == NO_HOLD) {
 		fire_event(d, kind, depth, from, to, name);
 		return 0;
 	}
+	/* before adding: callers look at the record they added */
+	if (d->nr >= 4096 && d->hold == NO_HOLD)
+		_stp_dcg_flush_all();
 	if (d->nr == d->capr) {
 		size_t cap = d->capr ? 2 * d->capr : 256;
 		struct rec *v = realloc(d->r, cap * sizeof *v);
@@ -388,8 +393,6 @@ static int emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint
 	r->from = from;
 	r->to = to;
 	r->name = name;
-	if (d->nr >= 4096 && d->hold == NO_HOLD)
-		_stp_dcg_flush_all();
 	return 1;
 }
 
@@ -400,6 +403,15 @@ static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t
 	size_t at = d->hold;
 
 	d->hold = NO_HOLD;
+	if (probes_wanted()) {
+		size_t n = d->nr;
+		d->nr = at; /* kept only to be fired, never printed */
+		fire_event(d, DCG_CALL, depth, from, to, to);
+		for (size_t i = at; i < n && d->on; i++)
+			fire_event(d, d->r[i].kind, d->r[i].depth, d->r[i].from, d->r[i].to,
+				   d->r[i].name);
+		return;
+	}
 	if (!emit(d, DCG_CALL, depth, from, to, to) || at >= d->nr)
 		return;
 	struct rec r = d->r[d->nr - 1];
@@ -823,8 +835,24 @@ static void return_site(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc
 	size_t nf0 = d->nf;
 
 	pop_dead(d, rsp - 1, 0, pc);
-	if (d->nf < nf0)
+	if (d->nf < nf0 && !restorer_at(t, pc))
 		_stp_dcg_sites_from(t, pc);
+}
+
+/* The kernel is about to run a signal handler in t (the engine stepped
+ * into it): a frame of its own, called from the interrupted function. */
+static void on_signal(struct _stp_pt_thread *t, int sig, void *data)
+{
+	struct dthread *d = find_thread(_stp_pt_tid(t), 0);
+	struct user_regs_struct r;
+
+	(void)data;
+	n_stops++;
+	if (!d || !d->on || _stp_pt_get_regs(t, &r) < 0 || root_event(d))
+		return;
+	size_t nf0 = d->nf;
+	enter(d, t, 0, r.rip, r.rsp, 1, 0, sig > 0 ? sig : 1);
+	follow(d, t, nf0, r.rip, 0);
 }
 
 int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
@@ -864,6 +892,8 @@ static void thread_off(struct dthread *d, int keep_mode)
 
 	if (d->t && d->on && !keep_mode && mech != MECH_BREAKPOINT)
 		_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
+	if (d->t && d->on && !keep_mode && mech == MECH_BREAKPOINT)
+		_stp_pt_signal_step(d->t, NULL, NULL);
 	d->on = 0;
 	/* the last traced thread of its process: the sites go (at the end
 	 * of the run the engine's detach removes them) */
@@ -897,6 +927,7 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	if (mech == MECH_BREAKPOINT) {
 		if (_stp_dcg_sites_from(tc->t, r.rip) < 0)
 			return;
+		_stp_pt_signal_step(tc->t, on_signal, NULL);
 	} else if (_stp_pt_step_mode(tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN
 								    : _STP_PT_STEP_BLOCK,
 				     on_step, NULL) < 0) {
