@@ -4,11 +4,20 @@
  *
  * Mechanisms (STP_DCG_MECHANISM at -D, or STAP_DCG_MECHANISM in the
  * environment, which wins):
- *   blockstep   PTRACE_SINGLEBLOCK (the default). Where the processor
- *               ignores BTF it traps after every instruction: still
- *               correct, only slower.
+ *   auto        the default: blockstep where a self-test finds that the
+ *               processor honours BTF, else breakpoint.
+ *   breakpoint  int3 sites (dcg_sites.c) on the calls, returns and jumps
+ *               out of the code the traced thread runs, placed when the
+ *               code is first reached: a traced call costs two stops (its
+ *               call and its return; a call into a leaf or excluded
+ *               function: its call and its return address). Threads that
+ *               are not traced pay a stop when they run a site (shared
+ *               code), none in other code. Signal handlers are caught by
+ *               stepping into them when the engine delivers the signal.
+ *   blockstep   PTRACE_SINGLEBLOCK. Where the processor ignores BTF it
+ *               traps after every instruction: still correct, only slower.
  *   singlestep  PTRACE_SINGLESTEP (a reference for tests).
- * At each trap the instruction(s) run since the previous trap are decoded
+ * At each step trap the instruction(s) run since the previous trap are decoded
  * (original bytes under breakpoints, decodings cached per address) and
  * classified: call, return, jump to another function's start (tail call),
  * indirect jump (longjmp recovery), the rest. A shadow stack of frames
