@@ -19,6 +19,10 @@ void _stp_dcg_window_drop(void);
 /* Does a jump from `from` to `to` enter another function (a tail call)? */
 int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to);
 
+/* The bounds of the function containing addr, when its symbol has a
+ * size: 0, else -1. */
+int _stp_dcg_func_range(struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo, uint64_t *hi);
+
 /* What a site traps (a site may be both). */
 enum {
 	DCG_SITE_BRANCH = 1, /* a call, return or jump leaving the code seen so far */

@@ -233,10 +233,15 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 	struct _stp_x86_insn in;
 	int rc = 0, budget = WALK_MAX;
 
+	uint64_t lo = 0, hi = 0;
+
 	if (!p)
 		return -ENOMEM;
 	if (seen_has(p, addr))
 		return 0;
+	/* jumps inside the function need no symbol lookup */
+	if (_stp_dcg_func_range(t, addr, &lo, &hi) < 0)
+		lo = hi = 0;
 	for (;;) {
 		if (seen_has(p, addr) || budget-- <= 0 || seen_add(p, addr) < 0 ||
 		    _stp_dcg_read_insn(t, addr, &in) < 0) {
@@ -257,7 +262,8 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 			break;
 		case STP_X86_JMP:
 		case STP_X86_JCC:
-			if (_stp_dcg_enters_func(t, addr, in.target)) {
+			if ((in.target <= lo || in.target >= hi) &&
+			    _stp_dcg_enters_func(t, addr, in.target)) {
 				site_add(p, addr, DCG_SITE_BRANCH, &in);
 			} else if (!seen_has(p, in.target)) {
 				if (nwork == capwork) {
