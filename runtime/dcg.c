@@ -388,6 +388,7 @@ static int emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint
 		(void)sym(d, name);
 	struct rec *r = &d->r[d->nr++];
 	r->kind = (uint8_t)kind;
+	r->sig = 0;
 	r->depth = depth;
 	r->ns = (uint64_t)(now_ns() - d->t0);
 	r->from = from;
