@@ -95,6 +95,7 @@ static size_t nleaf, nexcl;
 static int mech = -1;
 static int btf = -2; /* _stp_pt_blockstep_honoured(), -2: not asked */
 static uint64_t n_stops, n_calls, n_rets;
+static uint64_t n_other; /* stops of untraced threads at the sites */
 
 static int64_t now_ns(void)
 {
@@ -877,13 +878,18 @@ int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *da
 	int fl = _stp_dcg_site(_stp_pt_pid(t), pc, &in);
 
 	(void)data;
-	n_stops++;
 	if (!fl) {
 		/* a fork child's copy, or left over: not wanted any more */
+		n_other++;
 		_stp_pt_probe_remove(_stp_pt_thread_proc(t), p);
 		return 0;
 	}
-	if (!d || !d->on || d->pid != _stp_pt_pid(t) || _stp_pt_get_regs(t, &r) < 0)
+	if (!d || !d->on || d->pid != _stp_pt_pid(t)) {
+		n_other++;
+		return 0;
+	}
+	n_stops++;
+	if (_stp_pt_get_regs(t, &r) < 0)
 		return 0;
 	if (root_event(d))
 		return 0;
@@ -1086,9 +1092,13 @@ void _stp_dcg_finish(int verbose)
 			snprintf(how, sizeof how, " (stops after every instruction)");
 		fprintf(stderr,
 			"dynamic call graph: mechanism %s%s, %" PRIu64 " stops, %" PRIu64
-			" calls, %" PRIu64 " returns, %.2f stops per traced call\n",
+			" calls, %" PRIu64 " returns, %.2f stops per traced call",
 			mech_names[mech < 0 ? 0 : mech], how, n_stops, n_calls, n_rets,
 			n_calls ? (double)n_stops / (double)n_calls : 0.0);
+		if (n_other)
+			fprintf(stderr, "; %" PRIu64 " stops of other threads at its breakpoints",
+				n_other);
+		fputc('\n', stderr);
 	}
 	for (size_t i = 0; i < nstabs; i++)
 		if (stabs[i].st)
@@ -1110,5 +1120,5 @@ void _stp_dcg_finish(int verbose)
 	max_depth = -1;
 	mech = -1;
 	want_call = -1;
-	n_stops = n_calls = n_rets = 0;
+	n_stops = n_calls = n_rets = n_other = 0;
 }
