@@ -943,6 +943,8 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	pick_mechanism(m);
 	if (_stp_pt_get_regs(tc->t, &r) < 0)
 		return;
+	/* dlclose: what was decoded and symbolized there must go */
+	_stp_proc_watch_libraries(_stp_pt_thread_proc(tc->t));
 	if (mech == MECH_BREAKPOINT) {
 		if (_stp_dcg_sites_from(tc->t, r.rip) < 0)
 			return;

@@ -10,7 +10,6 @@
 #endif
 #include "dcg_internal.h"
 #include "ptrace_engine.h"
-#include "process.h"
 #include "stp_internal.h"
 #include "arch/x86_64/insn.h"
 
@@ -101,7 +100,6 @@ static struct sproc *sproc_of(pid_t pid, struct _stp_pt_thread *t)
 	memset(&procs[nprocs], 0, sizeof *procs);
 	procs[nprocs].pid = pid;
 	procs[nprocs].proc = _stp_pt_thread_proc(t);
-	_stp_proc_watch_libraries(procs[nprocs].proc);
 	return &procs[nprocs++];
 }
 
