@@ -1,8 +1,11 @@
-/* Between the dynamic call graph's core (dcg.c: threads, shadow stack,
- * records) and the code sites of its breakpoint mechanism (dcg_sites.c). */
+/* Inside the dynamic call graph: its core (dcg.c: threads, decodings,
+ * symbols, the script side), the tree (dcg_tree.c: records, output, the
+ * shadow stack), the traps of each mechanism (dcg_trap.c) and the code
+ * sites of the breakpoint mechanism (dcg_sites.c). */
 #ifndef STP_DCG_INTERNAL_H
 #define STP_DCG_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -51,5 +54,129 @@ uint64_t _stp_dcg_sites_placed(void);
 
 /* The sites' probe handler (dcg.c). */
 int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);
+
+
+/* ---- the core (dcg.c, dcg_tree.c, dcg_trap.c) ---- */
+
+/* Not exported from staprun (which links the runtime -rdynamic). */
+#pragma GCC visibility push(hidden)
+
+struct _stp_symtab;
+struct _stp_syminfo;
+struct user_regs_struct;
+
+enum { DCG_CALL = 1, DCG_RET = 2 };
+enum { MECH_BLOCKSTEP, MECH_SINGLESTEP, MECH_BREAKPOINT };
+
+/* One event, formatted only when printed. */
+struct rec {
+	uint8_t kind;
+	uint8_t sig; /* a signal handler's call: its signal number */
+	uint32_t depth;
+	uint64_t ns;   /* since tracing began in the thread */
+	uint64_t from; /* call / return instruction (0: the root) */
+	uint64_t to;   /* target / return address */
+	uint64_t name; /* address whose call-graph name is printed */
+};
+
+struct frame {
+	uint64_t sp;   /* rsp after the call: the return-address slot */
+	uint64_t func; /* the callee (start of its symbol when known) */
+	uint64_t ns;
+	uint8_t known; /* sp known (0: root entered other than by a call) */
+	uint8_t stub;  /* in a PLT stub: the call is not shown yet */
+	uint8_t tail;
+	uint8_t hide;  /* not shown (excluded, too deep, under a leaf) */
+	uint8_t mute;  /* its callees are not shown */
+	uint8_t sig;   /* a signal handler entered by the kernel: the signal */
+};
+
+struct dthread {
+	pid_t tid, pid;
+	int on;
+	struct _stp_pt_thread *t;
+	char comm[32];
+	int64_t t0;
+	uint64_t prev_pc;
+	struct frame *f;
+	size_t nf, capf;
+	struct rec *r;
+	size_t nr, capr;
+	/* lazy binding under a PLT call not shown yet: the call's record
+	 * goes at index `hold` once the resolved function is known, and the
+	 * records from there on wait for it (NO_HOLD: none) */
+	size_t hold;
+	/* the root's call event, for the script's probes: fired at the first
+	 * trap, not from inside the handler that switched tracing on */
+	int root_pending;
+};
+#define NO_HOLD ((size_t)-1)
+
+/* Decodings per (pid, address). */
+struct dec {
+	pid_t pid;
+	uint64_t addr;
+	uint8_t valid, len, kind, syscall, ripjmp;
+	uint64_t target;
+};
+
+extern struct dthread **dcg_threads;
+extern size_t dcg_nthreads;
+/* Limits (dynamic_call_graph_max_depth/_leaf/_exclude). */
+extern int64_t dcg_max_depth;
+extern char **dcg_leafpat, **dcg_exclpat;
+extern size_t dcg_nleaf, dcg_nexcl;
+/* For the report at -v. */
+extern uint64_t dcg_n_stops, dcg_n_calls, dcg_n_rets;
+extern uint64_t dcg_n_other; /* stops of untraced threads at the sites */
+
+/* dcg.c: threads, decodings, symbols. */
+int64_t dcg_now_ns(void);
+struct dthread *dcg_find_thread(pid_t tid, int create);
+struct _stp_symtab *dcg_symtab_of(pid_t pid);
+const struct dec *dcg_decode_at(struct _stp_pt_thread *t, uint64_t addr);
+int dcg_is_endbr(struct _stp_pt_thread *t, uint64_t addr);
+/* A PLT stub: (endbr64;) jmp *GOT(%rip). */
+int dcg_is_stub(struct _stp_pt_thread *t, uint64_t addr);
+const struct _stp_syminfo *dcg_sym(struct dthread *d, uint64_t addr);
+int dcg_func_start(struct dthread *d, uint64_t addr);
+/* Are a and b in the same function (X.cold counts as X)? */
+int dcg_same_func(struct dthread *d, uint64_t a, uint64_t b);
+/* The function containing pc: its start if known, else pc. */
+uint64_t dcg_func_of(struct dthread *d, uint64_t pc);
+
+/* dcg_tree.c: records, output, the shadow stack. */
+int dcg_probes_wanted(void);
+/* The end of the run: the script's probes are looked up again next time. */
+void dcg_tree_reset(void);
+/* A call or return: a record for the tree, or the script's probes when
+ * it has any. Returns 1 when a record was added (d->r[d->nr - 1]). */
+int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+	     uint64_t name);
+void dcg_flush_thread(struct dthread *d);
+struct frame *dcg_push(struct dthread *d, uint64_t sp, uint64_t func, int known);
+/* Frames whose return-address slot is at or below `limit` are gone. */
+void dcg_pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to);
+/* A new callee at `to` (a call, or a tail call with the caller's slot). */
+void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
+	       uint64_t sp, int known, int tail, int sig);
+/* The instruction x at pc has run, leaving the thread at now with rsp.
+ * Returns 1 if x branched. */
+int dcg_transfer(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc, const struct dec *x,
+		 uint64_t now, uint64_t rsp);
+/* The root's call event for the script's probes, at the first trap after
+ * tracing was switched on. Returns 1 if a probe switched tracing off. */
+int dcg_root_event(struct dthread *d);
+/* Signal frames: the restorer's code at a; a handler's entry (the
+ * restorer's address at rsp); rsp is the innermost handler frame's slot. */
+int dcg_restorer_at(struct _stp_pt_thread *t, uint64_t a);
+int dcg_sig_entry(struct _stp_pt_thread *t, uint64_t rsp);
+int dcg_in_handler_frame(struct dthread *d, uint64_t rsp);
+
+/* dcg_trap.c: the traps of each mechanism. */
+void dcg_on_step(struct _stp_pt_thread *t, void *data);
+void dcg_on_signal(struct _stp_pt_thread *t, int sig, void *data);
+
+#pragma GCC visibility pop
 
 #endif
