@@ -144,25 +144,25 @@ static void fmt_addr(struct _stp_context *c, uint64_t addr, int style, char *dst
 		snprintf(buf, sizeof buf, "0x%016llx ", (unsigned long long)addr);
 	else if (si && si->name) {
 		if (style == STP_USYM_FULL && mod)
-			snprintf(buf, sizeof buf, " 0x%016llx : %s+%#llx/%#llx [%s]\n",
+			snprintf(buf, sizeof buf, " 0x%016llx : %s+0x%llx/0x%llx [%s]\n",
 				 (unsigned long long)addr, si->name, (unsigned long long)si->offset,
 				 (unsigned long long)si->size, mod);
 		else if (style == STP_USYM_FULL)
-			snprintf(buf, sizeof buf, " 0x%016llx : %s+%#llx/%#llx\n",
+			snprintf(buf, sizeof buf, " 0x%016llx : %s+0x%llx/0x%llx\n",
 				 (unsigned long long)addr, si->name, (unsigned long long)si->offset,
 				 (unsigned long long)si->size);
 		else if (style == STP_USYM_SIMPLE && mod)
-			snprintf(buf, sizeof buf, "%s+%#llx [%s]\n", si->name,
+			snprintf(buf, sizeof buf, "%s+0x%llx [%s]\n", si->name,
 				 (unsigned long long)si->offset, mod);
 		else
-			snprintf(buf, sizeof buf, "%s+%#llx\n", si->name,
+			snprintf(buf, sizeof buf, "%s+0x%llx\n", si->name,
 				 (unsigned long long)si->offset);
 	} else if (mod && style == STP_USYM_FULL)
-		snprintf(buf, sizeof buf, " 0x%016llx [%s+%#llx/%#llx]\n", (unsigned long long)addr,
+		snprintf(buf, sizeof buf, " 0x%016llx [%s+0x%llx/0x%llx]\n", (unsigned long long)addr,
 			 mod, (unsigned long long)(addr - si->modstart),
 			 (unsigned long long)(si->modend - si->modstart));
 	else if (mod && style == STP_USYM_SIMPLE)
-		snprintf(buf, sizeof buf, "0x%016llx [%s+%#llx]\n", (unsigned long long)addr, mod,
+		snprintf(buf, sizeof buf, "0x%016llx [%s+0x%llx]\n", (unsigned long long)addr, mod,
 			 (unsigned long long)(addr - si->modstart));
 	else
 		snprintf(buf, sizeof buf, "%s0x%016llx\n", style == STP_USYM_FULL ? " " : "",

@@ -38,6 +38,9 @@ struct pstate {
 	int syscalls;  /* system call stops are on */
 	struct libplace *libs;
 	size_t nlibs, libcap;
+	/* the /bin/sh of a shell -c command (or a fork of it), not yet
+	 * exec'd a command: bare process probes leave it out */
+	int launcher;
 	struct pstate *next; /* all live pstates, freed at the end */
 };
 
@@ -52,6 +55,7 @@ static struct _stp_pt_proc *root;
 static pid_t root_pid;
 static int launched, root_gone, root_status, verbose_exit;
 static int attaching; /* 0 while placing probes at an exec stop */
+static int shell_launch, launching; /* -c through /bin/sh; in _stp_pt_launch */
 
 const struct _stp_module *_stp_proc_module(void)
 {
@@ -143,6 +147,14 @@ static int module_matches(const struct _stp_probe *p, const char *exe)
 	if (!strcmp(p->module, exe))
 		return 1;
 	return realpath(p->module, real) && !strcmp(real, exe);
+}
+
+/* Is probe p for the process of ps? */
+static int ps_matches(const struct _stp_probe *p, const struct pstate *ps)
+{
+	if (ps->launcher && (!p->module || !*p->module))
+		return 0;
+	return module_matches(p, ps->exe);
 }
 
 static uint64_t bias_of(const struct _stp_probe *p, const struct pstate *ps)
@@ -304,7 +316,7 @@ static void lib_loaded(const char *name, uint64_t bias, void *data)
 		const struct _stp_probe *p = &M->probes[i];
 		size_t j;
 
-		if (!libreal[i] || strcmp(libreal[i], real) || !module_matches(p, ps->exe))
+		if (!libreal[i] || strcmp(libreal[i], real) || !ps_matches(p, ps))
 			continue;
 		for (j = 0; j < ps->nlibs; j++)
 			if (ps->libs[j].probe == i && ps->libs[j].bias == bias)
@@ -377,7 +389,7 @@ void _stp_proc_watch_libraries(struct _stp_pt_proc *proc)
 static int wants_libraries(const struct pstate *ps)
 {
 	for (int i = 0; libreal && i < M->nprobes; i++)
-		if (libreal[i] && module_matches(&M->probes[i], ps->exe))
+		if (libreal[i] && ps_matches(&M->probes[i], ps))
 			return 1;
 	return 0;
 }
@@ -387,7 +399,7 @@ static void fire_kind(enum _stp_probe_kind kind, struct _stp_pt_thread *t, pid_t
 {
 	for (int i = 0; i < M->nprobes && can_run(); i++) {
 		const struct _stp_probe *p = &M->probes[i];
-		if (p->kind == kind && module_matches(p, ps->exe))
+		if (p->kind == kind && ps_matches(p, ps))
 			fire(p, t, pid, 0, bias_of(p, ps), ps->comm);
 	}
 }
@@ -417,7 +429,7 @@ static void on_thread_exit(struct _stp_pt_thread *t, int status, void *user)
 		const struct _stp_probe *p = &M->probes[i];
 		struct _stp_tctx tc;
 
-		if (p->kind != STP_PROBE_PROCESS_THREAD_END || !module_matches(p, ps->exe))
+		if (p->kind != STP_PROBE_PROCESS_THREAD_END || !ps_matches(p, ps))
 			continue;
 		memset(&tc, 0, sizeof tc);
 		tc.pid = pid;
@@ -443,7 +455,7 @@ static int wants_kind(const struct pstate *ps, enum _stp_probe_kind a, enum _stp
 {
 	for (int i = 0; i < M->nprobes; i++)
 		if ((M->probes[i].kind == a || M->probes[i].kind == b) &&
-		    module_matches(&M->probes[i], ps->exe))
+		    ps_matches(&M->probes[i], ps))
 			return 1;
 	return 0;
 }
@@ -463,7 +475,7 @@ static void place_probes(struct _stp_pt_proc *proc)
 		int ret = p->kind == STP_PROBE_PROCESS_RETURN;
 
 		if ((p->kind != STP_PROBE_PROCESS_FUNCTION && !ret) || p->library ||
-		    !module_matches(p, ps->exe))
+		    !ps_matches(p, ps))
 			continue;
 		add_probe(proc, p, bias_of(p, ps), NULL);
 	}
@@ -493,11 +505,14 @@ static void on_exec(struct _stp_pt_thread *t, void *user)
 
 	(void)user;
 	_stp_dcg_exec(_stp_pt_proc_pid(proc));
+	struct pstate *ps = pstate_of(proc);
+	if (ps)
+		ps->launcher = launching && shell_launch;
 	place_probes(proc);
 	/* The first exec of a -c command happens before the begin probes;
 	 * process.begin then waits for the release. */
 	if (_stp_session_state == STP_SESSION_RUNNING)
-		fire_kind(STP_PROBE_PROCESS_BEGIN, t, 0, pstate_of(proc));
+		fire_kind(STP_PROBE_PROCESS_BEGIN, t, 0, ps);
 }
 
 static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user)
@@ -626,8 +641,11 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_set_debug(1);
 	/* A plain command is run directly, so the first exec is the program
-	 * itself (bare process.begin then fires for it, not for a shell). */
+	 * itself; a shell's commands are its children (or what it execs):
+	 * bare process probes fire for those, not for the shell. The
+	 * translator makes the same test (translator/probes_process.c). */
 	shell = o->target_cmd && strpbrk(o->target_cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
+	shell_launch = shell;
 	S = _stp_pt_session_new(&callbacks, NULL, _STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
 	if (!S) {
 		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
@@ -637,7 +655,9 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		char **argv = shell ? NULL : split_words(o->target_cmd);
 		char *one[] = { (char *)o->target_cmd, NULL };
 
+		launching = 1;
 		rc = _stp_pt_launch(S, argv ? argv : one, &root);
+		launching = 0;
 		launched = 1;
 		free_words(argv);
 	} else {

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STP_ABI_VERSION 1
+#define STP_ABI_VERSION 2
 
 /* ---- values ---- */
 
@@ -282,6 +282,8 @@ struct _stp_probe {
 	/* .mark probes: the SDT semaphore's vaddr in the probe's file (0:
 	 * none), a 16-bit counter raised while the probe is placed */
 	uint64_t semaphore;
+	/* pn(): the script-level point (an alias's name); NULL: pp */
+	const char *pn;
 };
 
 struct _stp_module {

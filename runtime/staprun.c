@@ -1,6 +1,7 @@
 /* staprun: run a compiled script (a shared object) on its own.
  *
  *   staprun [-v] [-o FILE] [-T SECONDS] [-c CMD | -x PID] OBJECT
+ *   staprun OBJECT [-c CMD | -x PID] [-o FILE] ...   (the same)
  *
  * The object resolves the runtime's _stp_* symbols from this executable
  * (linked with -rdynamic), so one runtime serves every script. */
@@ -24,6 +25,7 @@ static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"Usage: %s [-v] [-o FILE] [-T SECONDS] [-c CMD | -x PID] OBJECT\n"
+		"  (the options may also follow OBJECT)\n"
 		"  -v          be verbose (repeatable)\n"
 		"  -o FILE     write the script's output to FILE\n"
 		"  -T SECONDS  end the run after SECONDS (end probes run)\n"
@@ -91,7 +93,8 @@ int main(int argc, char **argv)
 	long v;
 	int c, rc;
 
-	while ((c = getopt(argc, argv, "+vo:T:c:x:h")) != -1) {
+	/* Options before or after OBJECT: getopt permutes (no "+"). */
+	while ((c = getopt(argc, argv, "vo:T:c:x:h")) != -1) {
 		switch (c) {
 		case 'v':
 			o.verbose++;

@@ -365,14 +365,21 @@ size_t _stp_sym_usymdata(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 {
 	const struct _stp_syminfo *i = _stp_sym_lookup(st, addr);
 
-	if (i && i->name)
+	/* SystemTap's usymdata names the module by its full path */
+	const char *mod = i && i->modpath ? i->modpath : i ? i->module : NULL;
+
+	if (i && i->name && mod)
 		return put(buf, len,
 			   snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", i->name, i->offset,
-				    i->size, i->module));
-	if (i && i->module)
+				    i->size, mod));
+	if (i && i->name)
 		return put(buf, len,
-			   snprintf(buf, len, "0x%" PRIx64 "/0x%" PRIx64 " [%s]", addr - i->modstart,
-				    i->modend - i->modstart, i->module));
+			   snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64, i->name, i->offset,
+				    i->size));
+	if (mod)
+		return put(buf, len,
+			   snprintf(buf, len, "0x%" PRIx64 " [%s+0x%" PRIx64 "/0x%" PRIx64 "]",
+				    addr, mod, addr - i->modstart, i->modend - i->modstart));
 	return put(buf, len, snprintf(buf, len, "0x%" PRIx64, addr));
 }
 

@@ -8,8 +8,9 @@
  * (_stp_sym_unmapped on munmap/dlclose), so it must.
  *
  * Formats (SystemTap's, and issue 4's call-graph names):
- *   usymdata   "name+0xOFF/0xSIZE [module]"; "0xOFF/0xMODSIZE [module]"
- *              when only the module is known; "0xADDR" otherwise
+ *   usymdata   "name+0xOFF/0xSIZE [/path/of/module]"; when only the
+ *              module is known "0xADDR [/path+0xOFF/0xMODSIZE]"; else
+ *              "0xADDR"
  *   usymname   "name", or "0xADDR" when no symbol covers it
  *   umodname   module basename, or "<unknown>"
  *   cg name    "name" / "name+0xOFF" in the main executable,

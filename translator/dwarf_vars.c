@@ -263,6 +263,14 @@ static int frame_base(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, int *reg, i
 		return -1;
 	if (expr[0].atom == DW_OP_call_frame_cfa)
 		return cfa_rule(m, pc, reg, off);
+	/* clang: the frame base is a register's value (rbp, or rsp) */
+	if ((expr[0].atom >= DW_OP_reg0 && expr[0].atom <= DW_OP_reg31) ||
+	    expr[0].atom == DW_OP_regx) {
+		*reg = expr[0].atom == DW_OP_regx ? (int)expr[0].number
+						  : (int)(expr[0].atom - DW_OP_reg0);
+		*off = 0;
+		return 0;
+	}
 	if (expr[0].atom >= DW_OP_breg0 && expr[0].atom <= DW_OP_breg31) {
 		*reg = expr[0].atom - DW_OP_breg0;
 		*off = (int64_t)expr[0].number;
@@ -376,6 +384,21 @@ struct scope_ctx {
 	Dwarf_Die cu;
 };
 
+/* The CU whose ranges hold PC, for files without .debug_aranges (clang
+ * emits none by default), where dwarf_addrdie finds nothing. */
+static int cu_by_ranges(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		if (dwarf_offdie(dw, off + hsize, out) && dwarf_haspc(out, pc) > 0)
+			return 0;
+		off = next;
+	}
+	return -1;
+}
+
 static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char *err,
 		      size_t errlen)
 {
@@ -388,7 +411,7 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 		dwq_seterr(err, errlen, "no debuginfo for %s", dwq_path(m));
 		return -1;
 	}
-	if (!dwarf_addrdie(dw, dpc, &sc->cu)) {
+	if (!dwarf_addrdie(dw, dpc, &sc->cu) && cu_by_ranges(dw, dpc, &sc->cu) < 0) {
 		dwq_seterr(err, errlen, "no debuginfo at pc %#" PRIx64 " in %s", pc, dwq_path(m));
 		return -1;
 	}

@@ -292,6 +292,21 @@ static char *chain_text(const struct chain *ch)
 	return r;
 }
 
+/* pn() as SystemTap gives it: the name of the alias the user's point
+ * named, wildcards expanded ("myal.*" -> "myal.a"); no alias: pp(). */
+static const char *chain_pn(const struct chain *ch)
+{
+	if (!ch->al)
+		return NULL;
+	while (ch->next->al)
+		ch = ch->next;
+	const struct probe_point *an;
+	vec_foreach (const struct probe_point *, an, &ch->al->alias_names)
+		if (alias_matches(ch->via, an))
+			return pp_text(an);
+	return NULL;
+}
+
 static struct vec chain_dps, chain_recs;    /* derived_probe * / chain * */
 static struct vec report_keys, report_fmts; /* see report() */
 
@@ -508,6 +523,7 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 		if (!dp->pp)
 			dp->pp = pp_text(pp);
 		dp->alias_pp = chain_text(chain);
+		dp->pn = chain_pn(chain);
 		if (chain->al) {
 			struct probe_component *v0 = chain->via->components.v[0];
 			dp->tok = v0->tok;

@@ -671,6 +671,8 @@ int pass3_translate(struct session *s)
 				sb_printf(&out, ", %s, 0x%llxull",
 					  dp->library ? emit_cstr(dp->library) : "0",
 					  (unsigned long long)dp->semaphore);
+			if (dp->pn && (!dp->pp || strcmp(dp->pn, dp->pp)))
+				sb_printf(&out, ", .pn = %s", emit_cstr(dp->pn));
 			sb_puts(&out, " },\n");
 		}
 		sb_puts(&out, "};\n\n");

@@ -277,8 +277,9 @@ static char *listing_vars(const struct derived_probe *dp)
 
 /* As SystemTap: the pattern becomes the script "probe PATTERN {}", passes
  * 1 and 2 run with every point optional (nothing matched: no output, exit
- * 1, no message), and the resolved points' pp() texts are printed sorted
- * and without duplicates; -L adds each point's variables. */
+ * 1, no message), and the resolved points' pn() texts (an alias's name,
+ * else pp()) are printed sorted and without duplicates; -L adds each
+ * point's variables. */
 static int run_listing(struct session *s)
 {
 	s->script_text = xasprintf("probe %s {}", s->listing_pattern);
@@ -301,10 +302,25 @@ static int run_listing(struct session *s)
 		struct derived_probe *dp = s->probes.v[i];
 		if (!dp->probe || dp->probe->id == -1 || !dp->pp)
 			continue;
+		/* The call graph's events are listed by their tapset names
+		 * only; __dynamic_call_graph is internal. */
+		if ((dp->kind == PK_DCG_CALL || dp->kind == PK_DCG_RETURN) && !dp->pn)
+			continue;
 		char *vars = NULL;
-		if (s->listing == 2)
-			vars = listing_vars(dp);
-		vec_push(&lines, xasprintf("%s%s", dp->pp, vars ? vars : ""));
+		if (s->listing == 2) {
+			/* an alias's locals come first, as SystemTap lists them */
+			struct strbuf b = {0};
+			const struct vardecl *v;
+			if (dp->pn)
+				vec_foreach (const struct vardecl *, v, &dp->probe->locals)
+					sb_printf(&b, " %s:%s", v->name, exp_type_name(v->type));
+			char *tv = listing_vars(dp);
+			sb_puts(&b, tv ? tv : "");
+			free(tv);
+			vars = sb_take(&b);
+		}
+		/* SystemTap lists the script-level point: an alias by its name */
+		vec_push(&lines, xasprintf("%s%s", dp->pn ? dp->pn : dp->pp, vars ? vars : ""));
 		free(vars);
 	}
 	if (!lines.n)

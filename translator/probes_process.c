@@ -2,7 +2,7 @@
  *   process("PATH") | process(PID) | process      (the -c/-x target)
  *     .function("PATTERN[@FILE[:LINE]]") [.call | .return | .inline | .exported]
  *     .statement("FUNC@FILE:LINE") | .statement(ADDRESS)[.absolute]
- *     .plt["(PATTERN)"]
+ *     .plt["(PATTERN)"] [.return]        ($$name: the PLT entry's symbol)
  *     .library("LIB").function("PATTERN...") [.call | .return]
  *     [.library("LIB")] [.provider("P")].mark("NAME")  (SDT markers)
  *     .begin | .end | .thread.begin | .thread.end | .syscall[.return]
@@ -63,11 +63,25 @@ static uint64_t module_base(const char *path)
 	return lo == UINT64_MAX ? 0 : lo & ~(uint64_t)0xfff;
 }
 
-/* The first word of the -c command (its program). */
+/* Is the -c command run through /bin/sh -c? The same test as the
+ * runtime's (runtime/process_probes.c). */
+static int shell_command(const char *cmd)
+{
+	return strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
+}
+
+/* The program of the -c command: its first word, after any leading
+ * NAME=VALUE assignments of a shell command. */
 static char *command_program(const char *cmd)
 {
-	cmd += strspn(cmd, " \t");
-	return xstrndup(cmd, strcspn(cmd, " \t"));
+	for (;;) {
+		cmd += strspn(cmd, " \t");
+		size_t n = strspn(cmd, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
+		if (n == 0 || cmd[n] != '=' || (cmd[0] >= '0' && cmd[0] <= '9'))
+			break;
+		cmd += n + strcspn(cmd + n, " \t");
+	}
+	return xstrndup(cmd, strcspn(cmd, " \t;|&<>()"));
 }
 
 /* The executable a process point names, absolute; NULL with err set.
@@ -318,12 +332,13 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 	const char *file = lib ? lib : exe;
 	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
 
+	int is_return = 0;
 	if (pp->components.n > pi + 1) {
 		struct probe_component *cn = pp->components.v[pi + 1];
-		if (!strcmp(cn->functor, "return"))
-			return pp_fail(err, cn->tok,
-				       "process(...).plt(...).return probes are not supported yet");
-		return pp_fail(err, cn->tok, "invalid suffix for probe");
+		if (strcmp(cn->functor, "return") || cn->arg || pp->components.n > pi + 2)
+			return pp_fail(err, cn->tok, "invalid suffix for probe");
+		/* the stub is entered by a call: its return is the function's */
+		is_return = 1;
 	}
 	const char *pat = "*";
 	if (cp->arg && cp->arg->kind != E_STRING)
@@ -348,8 +363,9 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 			d->more = xcalloc(1, sizeof *d);
 			d = d->more;
 		}
-		d->kind = PK_PROCESS_FUNCTION;
-		d->pp = xasprintf("%s.plt(\"%s\")", pre, ps.v[i].name);
+		d->kind = is_return ? PK_PROCESS_RETURN : PK_PROCESS_FUNCTION;
+		d->pp = xasprintf("%s.plt(\"%s\")%s", pre, ps.v[i].name, is_return ? ".return" : "");
+		d->plt_name = xstrdup(ps.v[i].name);
 		d->module = exe;
 		d->library = lib;
 		d->addr = ps.v[i].addr;
@@ -432,6 +448,7 @@ struct mark_lower {
 	struct elab *c;
 	const struct sdt_probe *m;
 	int is_return; /* .syscall.return */
+	const char *plt_name;
 };
 
 static struct expr *num_expr(const struct token *tok, int64_t n)
@@ -467,14 +484,18 @@ static int lower_mark_arg(struct expr *e, const struct sdt_arg *a, char *msg, si
 		return 0;
 	}
 	case SDT_ARG_REG:
-		if (a->reg_high)
-			break;
-		to_call(e, "__tvar_reg", 3, (int64_t[]){a->reg, size, a->is_signed});
+		if (a->reg_high) /* %ah %bh %ch %dh */
+			to_call(e, "__tvar_reg_high", 3, (int64_t[]){a->reg, size, a->is_signed});
+		else
+			to_call(e, "__tvar_reg", 3, (int64_t[]){a->reg, size, a->is_signed});
 		return 0;
 	case SDT_ARG_MEM:
-		if (a->index != SDT_REG_NONE)
-			break;
-		to_call(e, "__tvar_mem", 4, (int64_t[]){a->reg, a->offset, size, a->is_signed});
+		if (a->index != SDT_REG_NONE || a->reg == SDT_REG_NONE)
+			to_call(e, "__tvar_memx", 6,
+				(int64_t[]){a->reg, a->index, a->scale, a->offset, size, a->is_signed});
+		else
+			to_call(e, "__tvar_mem", 4,
+				(int64_t[]){a->reg, a->offset, size, a->is_signed});
 		return 0;
 	case SDT_ARG_ABS:
 		to_call(e, "__tvar_addr", 3, (int64_t[]){a->offset, size, a->is_signed});
@@ -558,6 +579,34 @@ static int lower_mark_expr(struct expr *e, void *arg)
 	return 1;
 }
 
+/* .plt probes have no debug info: $$name, and $$parms / $$vars empty. */
+static int lower_plt_expr(struct expr *e, void *arg)
+{
+	struct mark_lower *L = arg;
+	const struct token *tok = e->tok;
+
+	if (e->kind != E_TARGET || !e->str)
+		return 0;
+	if (e->comps.n || e->addressof || e->pretty)
+		return 0;
+	int is_name = !strcmp(e->str, "$$name");
+	if (is_name || !strcmp(e->str, "$$parms") || !strcmp(e->str, "$$vars")) {
+		memset(e, 0, sizeof *e);
+		e->kind = E_STRING;
+		e->tok = tok;
+		e->str = is_name ? L->plt_name : "";
+		return 1;
+	}
+	if (L->c->s->skip_badvars) {
+		memset(e, 0, sizeof *e);
+		e->kind = E_NUMBER;
+		e->tok = tok;
+		return 1;
+	}
+	elab_error(L->c, tok, "unable to find plt variable '%s' (alternatives: $$name)", e->str);
+	return 1;
+}
+
 /* $syscall, $arg1..$arg6 and (in .return) $return of .syscall probes. */
 static int lower_syscall_expr(struct expr *e, void *arg)
 {
@@ -613,7 +662,7 @@ void proc_lower_marks(struct elab *c, int from)
 	for (int i = from; i < c->s->probes.n; i++) {
 		struct derived_probe *dp = c->s->probes.v[i];
 		int sys = dp->kind == PK_PROCESS_SYSCALL || dp->kind == PK_PROCESS_SYSCALL_RETURN;
-		if ((!dp->mark && !sys) || !dp->probe || !dp->probe->body)
+		if ((!dp->mark && !sys && !dp->plt_name) || !dp->probe || !dp->probe->body)
 			continue;
 		int any = 0;
 		walk_stmt(dp->probe->body, NULL, has_target_expr, &any);
@@ -625,8 +674,11 @@ void proc_lower_marks(struct elab *c, int from)
 		memset(&p->locals, 0, sizeof p->locals);
 		p->body = elab_copy_stmt(dp->probe->body);
 		dp->probe = p;
-		struct mark_lower L = {c, dp->mark, dp->kind == PK_PROCESS_SYSCALL_RETURN};
-		walk_stmt(p->body, NULL, sys ? lower_syscall_expr : lower_mark_expr, &L);
+		struct mark_lower L = {c, dp->mark, dp->kind == PK_PROCESS_SYSCALL_RETURN,
+				       dp->plt_name};
+		walk_stmt(p->body, NULL,
+			  sys ? lower_syscall_expr : dp->plt_name ? lower_plt_expr : lower_mark_expr,
+			  &L);
 	}
 }
 
@@ -731,7 +783,14 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		return pp_fail(err, c0->tok,
 			       "process probes need a target process: use -c CMD or -x PID");
 	int any = 0;
-	char *exe = point_executable(c, c0, &any, err);
+	char *exe = NULL;
+	/* Bare process.begin/.end/.thread/.syscall with a shell command:
+	 * every command the shell runs (the runtime leaves out the shell). */
+	if (!c0->arg && s->target_cmd && shell_command(s->target_cmd) && !is_function &&
+	    !is_library && !is_mark && !is_stmt && !is_plt)
+		any = 1;
+	else
+		exe = point_executable(c, c0, &any, err);
 	if (!exe && !any)
 		return PP_ERROR;
 	if (is_function) {

@@ -175,7 +175,8 @@ static int parse_operand(const char *op, sdt_symbol_lookup lookup, void *larg, s
 		return parse_num(&p, &a->offset) < 0 || *p ? -1 : 0;
 	}
 	if (isalpha((unsigned char)*p) || *p == '_' || *p == '.') {
-		/* SYMBOL[+-N](%rip) */
+		/* SYMBOL[+-N](%rip), or SYMBOL[+-N](,%INDEX[,SCALE]) in a
+		 * fixed-address program */
 		const char *s = p;
 		uint64_t addr;
 
@@ -185,10 +186,16 @@ static int parse_operand(const char *op, sdt_symbol_lookup lookup, void *larg, s
 		v = 0;
 		if ((*p == '+' || *p == '-') && parse_num(&p, &v) < 0)
 			return -1;
-		if (strcmp(p, "(%rip)") != 0 || !lookup || lookup(larg, a->symbol, &addr) < 0)
+		if (!lookup || lookup(larg, a->symbol, &addr) < 0)
+			return -1;
+		a->offset = (int64_t)(addr + (uint64_t)v);
+		if (!strncmp(p, "(,", 2)) {
+			p++;
+			goto index;
+		}
+		if (strcmp(p, "(%rip)") != 0)
 			return -1;
 		a->kind = SDT_ARG_ABS;
-		a->offset = (int64_t)(addr + (uint64_t)v);
 		return 0;
 	}
 	v = 0;
@@ -202,10 +209,13 @@ static int parse_operand(const char *op, sdt_symbol_lookup lookup, void *larg, s
 	}
 	if (*p++ != '(')
 		return -1;
-	a->kind = SDT_ARG_MEM;
+	if (*p == ',')
+		goto index; /* DISP(,%INDEX,SCALE): no base */
 	if (parse_reg(&p, &a->reg, &bits, &high) < 0)
 		return -1;
 	a->reg_bits = bits;
+index:
+	a->kind = SDT_ARG_MEM;
 	if (*p == ',') {
 		int64_t sc = 1;
 

@@ -25,7 +25,8 @@ enum sdt_reg {
 
 enum sdt_arg_kind {
 	SDT_ARG_REG,   /* the value is (part of) register reg */
-	SDT_ARG_MEM,   /* memory at reg + index*scale + offset */
+	SDT_ARG_MEM,   /* memory at reg + index*scale + offset; with no base
+			* reg, offset is a vaddr (as for ABS) */
 	SDT_ARG_ABS,   /* memory at the vaddr offset (a %rip-relative symbol) */
 	SDT_ARG_CONST, /* the value is offset ($N) */
 };

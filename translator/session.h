@@ -32,6 +32,8 @@ struct derived_probe {
 	struct probe_point *point;      /* the concrete point */
 	const char *pp;                 /* pp() text, e.g. "begin", "timer.ms(100)" */
 	const char *alias_pp;           /* what the user wrote, for -p2 comments */
+	const char *pn;                 /* pn(): the outermost alias as matched
+					 * (wildcards expanded); NULL: pp */
 	int64_t sequence;               /* begin(N)/end(N)/error(N) */
 	int64_t interval_ns, randomize_ns; /* timers */
 	int id;
@@ -52,6 +54,8 @@ struct derived_probe {
 	 * ELF vaddr (0: none), raised while the probe is placed */
 	void *mark;
 	uint64_t semaphore;
+	/* .plt probes: the PLT entry's symbol name ($$name) */
+	const char *plt_name;
 	void *proc;
 	struct derived_probe *more;
 	/* a hidden probe that saves @entry values for this .return probe
