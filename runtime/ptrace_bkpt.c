@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 
 static unsigned bk_hash(uint64_t addr)
 {
@@ -145,6 +146,11 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr)
 {
 	struct _stp_pt_bkpt *bk = pr->bp;
+
+	/* a probe of another address space (a fork parent's, say) or one
+	 * already gone: never touch the wrong memory */
+	if (!p->mm || pr->dead || _stp_pt_bk_find(p->mm, bk->addr) != bk)
+		return -ENOENT;
 
 	for (struct _stp_pt_probe **pp = &bk->probes; *pp; pp = &(*pp)->next) {
 		if (*pp == pr) {
@@ -528,6 +534,41 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	return rc;
 }
 
+/* A signal stop of t: a fault of the copy of an instruction in its slot is
+ * made the original's (rip, and si_addr where it is the pc), so handlers
+ * and core dumps see the program's pc. A handler that returns runs it
+ * again from the original, its probe firing again (as with uprobes). */
+void _stp_pt_fault_in_slot(struct _stp_pt_thread *t, int sig)
+{
+	struct pt_mm *mm = t->proc->mm;
+	siginfo_t si;
+	int inside = 0;
+
+	if ((sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE) || !mm ||
+	    !mm->scratch || _stp_pt_fetch_regs(t) < 0)
+		return;
+	for (struct pt_scratch *sc = mm->scratch; sc && !inside; sc = sc->next)
+		inside = t->regs.rip >= sc->addr && t->regs.rip < sc->addr + PT_SCRATCH_SIZE;
+	/* only faults the kernel raised at that instruction, not a kill() */
+	if (!inside || ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || si.si_code <= 0)
+		return;
+	for (int b = 0; b < PT_BK_BUCKETS; b++) {
+		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
+			if (!bk->slot || t->regs.rip != bk->slot)
+				continue;
+			pt_debug("thread %d: signal %d in the copy of %#llx", (int)t->tid, sig,
+				 (unsigned long long)bk->addr);
+			t->regs.rip = bk->addr;
+			t->regs_dirty = 1;
+			if (sig != SIGSEGV && si.si_addr == (void *)(uintptr_t)bk->slot) {
+				si.si_addr = (void *)(uintptr_t)bk->addr;
+				ptrace(PTRACE_SETSIGINFO, t->tid, 0, &si);
+			}
+			return;
+		}
+	}
+}
+
 /* Before detaching: a thread stopped in a scratch slot (about to run the
  * copy, or about to jump back) is put where the original instruction is,
  * or after it, so the scratch pages can go. */
@@ -558,6 +599,67 @@ int _stp_pt_leave_scratch(struct _stp_pt_thread *t)
 		}
 	}
 	return -EFAULT; /* cannot happen: slots hold one instruction and a jump */
+}
+
+/* After a dlclose: breakpoints on code no longer mapped went with it. Their
+ * probes die as if removed (a fork child's copies too, which its client
+ * cannot name), so a later load at the same place starts clean and
+ * nothing is ever written there for them. */
+void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
+{
+	struct pt_mm *mm = t->proc->mm;
+	struct {
+		uint64_t lo, hi;
+	} *x = NULL;
+	size_t nx = 0, cap = 0;
+	char path[64], line[512];
+	FILE *f;
+
+	if (!mm)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)t->tid);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x')
+			continue;
+		if (nx == cap) {
+			void *n = realloc(x, (cap = cap ? 2 * cap : 64) * sizeof *x);
+			if (!n) {
+				fclose(f);
+				free(x);
+				return;
+			}
+			x = n;
+		}
+		x[nx].lo = lo;
+		x[nx++].hi = hi;
+	}
+	fclose(f);
+	for (int b = 0; b < PT_BK_BUCKETS; b++) {
+		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
+			size_t i;
+			if (!bk->live && !bk->probes)
+				continue;
+			for (i = 0; i < nx && !(bk->addr >= x[i].lo && bk->addr < x[i].hi); i++)
+				;
+			if (i < nx)
+				continue;
+			pt_debug("%#llx in %d: code unmapped, its probes dropped",
+				 (unsigned long long)bk->addr, (int)t->proc->pid);
+			while (bk->probes) {
+				struct _stp_pt_probe *pr = bk->probes;
+				bk->probes = pr->next;
+				pr->dead = 1;
+				pr->next = mm->dead_probes;
+				mm->dead_probes = pr;
+			}
+			bk->live = 0; /* nothing to restore: the page is gone */
+		}
+	}
+	free(x);
 }
 
 /* Remove every int3 of an address space (all its threads stopped). */

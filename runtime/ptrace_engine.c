@@ -15,11 +15,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -143,6 +145,14 @@ static void proc_free(struct _stp_pt_proc *p)
 
 	while (p->threads)
 		thread_free(p->threads);
+	if (p->mm && p->mm->refs > 1 && p->mm->pid == p->pid)
+		/* memory shared with a vfork/clone child: read it through a
+		 * process that still lives (this pid may be reused) */
+		for (struct _stp_pt_proc *q = s->procs; q; q = q->next)
+			if (q != p && q->mm == p->mm) {
+				p->mm->pid = q->pid;
+				break;
+			}
 	_stp_pt_mm_put(p->mm);
 	for (struct _stp_pt_proc **pp = &s->procs; *pp; pp = &(*pp)->next)
 		if (*pp == p) {
@@ -303,6 +313,7 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 
 	if (t->state != PT_STOPPED || t->has_status || t->proc->hold || t->proc->stopping)
 		return;
+	t->sigstep_sig = 0;
 	if (t->regs_dirty) {
 		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
 			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
@@ -315,6 +326,9 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 		req = PTRACE_SINGLESTEP;
 	} else if (t->step_mode == _STP_PT_STEP_BLOCK) {
 		req = PTRACE_SINGLEBLOCK;
+	} else if (sig && _stp_pt_sigstep_wanted(t, sig)) {
+		req = PTRACE_SINGLESTEP; /* stops at the handler's entry */
+		t->sigstep_sig = sig;
 	} else if (t->proc->syscall_fn) {
 		req = PTRACE_SYSCALL;
 	}
@@ -326,8 +340,44 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 	/* ESRCH: killed meanwhile; its exit will be reported */
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The threads an attach found were there before us: they get their
+ * thread_start now, as new ones do (SystemTap too reports threads that
+ * exist when it starts), in tid order. */
+static void report_existing_threads(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+	pid_t *tids;
+	int n = 0;
+
+	p->report_threads = 0;
+	if (!s->cb.thread_start || !p->follow || s->detaching || !p->nthreads)
+		return;
+	if (!(tids = malloc((size_t)p->nthreads * sizeof *tids)))
+		return;
+	for (struct _stp_pt_thread *t = p->threads; t && n < p->nthreads; t = t->next)
+		if (t->tid != p->pid && t->state != PT_GONE && !t->new_thread)
+			tids[n++] = t->tid;
+	qsort(tids, (size_t)n, sizeof *tids, cmp_tid);
+	for (int i = 0; i < n; i++) {
+		struct _stp_pt_thread *t = _stp_pt_find(s, tids[i]);
+		/* a callback may detach (then the thread is gone from us) */
+		if (t && t->proc == p && !s->detaching)
+			s->cb.thread_start(t, s->user);
+	}
+	free(tids);
+}
+
 int _stp_pt_resume(struct _stp_pt_proc *p)
 {
+	if (p->report_threads)
+		report_existing_threads(p);
 	p->hold = 0;
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
 		_stp_pt_resume_thread(t);
@@ -378,6 +428,19 @@ static void park(struct _stp_pt_session *s, pid_t tid, int st)
 	s->parked = k;
 }
 
+/* Does process `child` use the same memory as thread tid (clone with
+ * CLONE_VM but not CLONE_THREAD)? Without kcmp, assume a copy. */
+static int shares_mm(pid_t tid, pid_t child)
+{
+#ifdef SYS_kcmp
+	return syscall(SYS_kcmp, (long)tid, (long)child, (long)KCMP_VM, 0L, 0L) == 0;
+#else
+	(void)tid;
+	(void)child;
+	return 0;
+#endif
+}
+
 /* PTRACE_EVENT_FORK/VFORK/CLONE in thread t: the child is already traced
  * (the options are inherited) and will report its first stop. */
 static void ev_child(struct _stp_pt_thread *t, int ev)
@@ -386,6 +449,7 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 	struct _stp_pt_proc *parent = t->proc, *cp;
 	struct _stp_pt_thread *nt;
 	unsigned long msg = 0;
+	int shared;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0 || msg == 0)
 		return;
@@ -413,8 +477,11 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 		cp->r_debug = parent->r_debug;
 		cp->libs_brk = parent->libs_brk;
 	}
-	if (ev == PTRACE_EVENT_VFORK && parent->mm) {
-		/* shares the parent's memory until exec: traced until then */
+	shared = ev == PTRACE_EVENT_VFORK || shares_mm(t->tid, cp->pid);
+	if (shared && parent->mm) {
+		/* shares the parent's memory (and its breakpoints) until it
+		 * execs or ends: traced until then, never cleaned, even when
+		 * not followed (that would take the parent's int3s away) */
 		cp->mm = parent->mm;
 		parent->mm->refs++;
 		cp->release_on_exec = !cp->follow;
@@ -425,10 +492,15 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 	if (!nt)
 		return;
 	nt->new_thread = 1;
-	if (cp->mm && (cp->follow || cp->release_on_exec))
+	/* a vfork child returns through its parent's frames; a clone child
+	 * runs on a stack of its own */
+	if (cp->mm && (cp->follow || cp->release_on_exec) && (!shared || ev == PTRACE_EVENT_VFORK))
 		_stp_pt_frames_copy(nt, t);
 	pt_debug("%d: new process %d (%s, %s)", (int)t->tid, (int)cp->pid,
-		 ev == PTRACE_EVENT_VFORK ? "vfork" : "fork", cp->follow ? "followed" : "released");
+		 ev == PTRACE_EVENT_VFORK ? "vfork"
+		 : shared		  ? "clone sharing memory"
+					  : "fork",
+		 cp->follow ? "followed" : "released");
 	unpark(s, nt);
 	if (cp->follow && s->cb.fork)
 		s->cb.fork(t, cp, s->user);
@@ -459,7 +531,11 @@ static void release(struct _stp_pt_proc *p)
 			mm->scratch = sc->next;
 			free(sc);
 		}
-	} else if (p->mm && p->mm->refs == 1) {
+	} else if (p->mm && (p->mm->refs == 1 || p->s->detaching)) {
+		/* shared with a vfork/clone child or parent still traced: the
+		 * int3s go now all the same (this process runs on untraced);
+		 * a sharer that hits one meanwhile is rewound (tombstones) and
+		 * the scratch pages go with the last sharer */
 		_stp_pt_mm_remove_all(p->mm);
 	}
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
@@ -489,6 +565,8 @@ static void ev_exec(struct _stp_pt_thread *t)
 	_stp_pt_frames_clear(t);
 	t->ool_active = 0;
 	t->step_mode = _STP_PT_STEP_NONE;
+	t->sigstep_fn = NULL;
+	t->sigstep_sig = 0;
 	_stp_pt_mm_put(p->mm);
 	p->mm = NULL;
 	p->libs_fn = NULL;
@@ -602,7 +680,9 @@ static void process_stop(struct _stp_pt_thread *t, int st)
 	struct _stp_pt_proc *p = t->proc;
 	struct _stp_pt_session *s = p->s;
 	int ev = (unsigned)st >> 16, sig = WSTOPSIG(st), released;
+	int sigstep = t->sigstep_sig; /* the stop after stepping into a handler */
 
+	t->sigstep_sig = 0;
 	s->stats.stops++;
 	t->state = PT_STOPPED;
 	t->regs_valid = 0;
@@ -638,10 +718,12 @@ static void process_stop(struct _stp_pt_thread *t, int st)
 		if (sig == (SIGTRAP | 0x80)) {
 			syscall_stop(t);
 		} else if (sig == SIGTRAP) {
-			handle_trap(t);
+			if (!sigstep || !_stp_pt_sigstep_stop(t, sigstep))
+				handle_trap(t);
 		} else {
 			if (t->ool_active)
 				_stp_pt_ool_finish(t);
+			_stp_pt_fault_in_slot(t, sig);
 			t->resume_sig = sig;
 			if (_stp_pt_debug_on && _stp_pt_fetch_regs(t) == 0)
 				pt_debug("thread %d: signal %d at %#llx", (int)t->tid, sig,
@@ -883,11 +965,19 @@ struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, 
 	return s;
 }
 
+static struct _stp_pt_stats freed_stats;
+
 void _stp_pt_session_free(struct _stp_pt_session *s)
 {
 	if (!s)
 		return;
 	_stp_pt_detach_all(s);
+	freed_stats.stops += s->stats.stops;
+	freed_stats.hits += s->stats.hits;
+	freed_stats.returns += s->stats.returns;
+	freed_stats.emulated += s->stats.emulated;
+	freed_stats.stepped += s->stats.stepped;
+	freed_stats.errors += s->stats.errors;
 	while (s->parked) {
 		struct pt_parked *k = s->parked->next;
 		free(s->parked);
@@ -1005,6 +1095,67 @@ static int proc_is_zombie(pid_t pid)
 	return p && p[2] == 'Z';
 }
 
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	p = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+/* Children that p made by clone(CLONE_VM) before we came share its memory,
+ * and so its breakpoints to come: trace them too (without handlers, as an
+ * unfollowed vfork child) until they exec or end, or an int3 would kill
+ * them. They run on meanwhile. */
+static void adopt_sharers(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		pid_t c = (pid_t)atoi(de->d_name);
+		struct _stp_pt_proc *cp;
+		char path[64];
+		DIR *td;
+
+		if (c <= 0 || c == p->pid || _stp_pt_find(s, c) || read_ppid(c) != p->pid ||
+		    !shares_mm(p->pid, c))
+			continue;
+		if (!(cp = proc_new(s, c)))
+			break;
+		cp->follow = 0;
+		cp->release_on_exec = 1;
+		cp->mm = p->mm;
+		p->mm->refs++;
+		snprintf(path, sizeof path, "/proc/%d/task", (int)c);
+		if ((td = opendir(path))) {
+			struct dirent *te;
+			while ((te = readdir(td))) {
+				pid_t tid = (pid_t)atoi(te->d_name);
+				if (tid > 0 && !_stp_pt_find(s, tid) &&
+				    ptrace(PTRACE_SEIZE, tid, 0, PT_OPTIONS) == 0 &&
+				    !thread_new(cp, tid))
+					break;
+			}
+			closedir(td);
+		}
+		pt_debug("%d: process %d shares its memory: traced", (int)p->pid, (int)c);
+		if (!cp->nthreads)
+			proc_free(cp);
+	}
+	if (d)
+		closedir(d);
+}
+
 int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **out)
 {
 	struct _stp_pt_proc *p;
@@ -1069,6 +1220,8 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 	if ((rc = _stp_pt_stop_all(p)) < 0)
 		goto fail;
 	_stp_pt_stop_all_end(p); /* held: stays stopped */
+	p->report_threads = 1;
+	adopt_sharers(p);
 	pt_debug("attached to %d (%d threads)", (int)pid, p->nthreads);
 	if (out)
 		*out = p;
@@ -1089,7 +1242,7 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 	int more = 0;
 
 	for (t = p->threads; t; t = next) {
-		int st, ev, sig;
+		int st, ev, sig, sigstep;
 
 		next = t->next;
 		if (!t->has_status)
@@ -1105,6 +1258,8 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 		}
 		ev = (unsigned)st >> 16;
 		sig = WSTOPSIG(st);
+		sigstep = t->sigstep_sig;
+		t->sigstep_sig = 0;
 		t->regs_valid = 0;
 		if (t->new_thread && ev == PTRACE_EVENT_STOP) {
 			t->new_thread = 0;
@@ -1121,10 +1276,13 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 		} else if (ev == 0 && sig == (SIGTRAP | 0x80)) {
 			/* a system call stop: nothing to deliver */
 		} else if (ev == 0 && sig == SIGTRAP) {
-			handle_trap(t); /* detaching: hits are rewound */
+			/* detaching: hits are rewound, no handler-entry call */
+			if (!sigstep || !_stp_pt_sigstep_stop(t, sigstep))
+				handle_trap(t);
 		} else if (ev == 0) {
 			if (t->ool_active)
 				_stp_pt_ool_finish(t);
+			_stp_pt_fault_in_slot(t, sig);
 			t->resume_sig = sig;
 		}
 	}
@@ -1211,4 +1369,9 @@ void *_stp_pt_session_user(struct _stp_pt_session *s)
 void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st)
 {
 	*st = s->stats;
+}
+
+void _stp_pt_total_stats(struct _stp_pt_stats *st)
+{
+	*st = freed_stats;
 }

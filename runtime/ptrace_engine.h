@@ -16,7 +16,8 @@
  * 0 or a negative errno value and never exit the process. All calls must
  * come from one thread of the tracer (ptrace requests are only accepted
  * from the thread that attached). STAP_PTRACE_DEBUG=1 in the environment
- * (or _stp_pt_set_debug) prints what the engine does on stderr.
+ * (or _stp_pt_set_debug: staprun -vvv, i.e. stap -vvvv or --vp 00004,
+ * does it) prints what the engine does on stderr.
  *
  * The event loop. The engine reaps events with waitpid(-1, __WALL), so it
  * owns every child of the tracer process (a child it does not know is
@@ -60,9 +61,13 @@ struct _stp_pt_callbacks {
 	 * instruction, so the client places probes (again) here. */
 	void (*exec)(struct _stp_pt_thread *t, void *user);
 	/* A new traced process (a followed fork/vfork child), stopped before it
-	 * runs; it already has copies of its parent's probes. */
+	 * runs; it already has copies of its parent's probes. A vfork child,
+	 * or a clone(CLONE_VM) one without CLONE_THREAD, shares its parent's
+	 * memory and so the very same probes, until it execs. */
 	void (*fork)(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user);
-	/* A new thread, stopped before it runs. */
+	/* A new thread, stopped before it runs; also, at the first
+	 * _stp_pt_resume() after _stp_pt_attach(), each thread but the main
+	 * one that was there already (in tid order), still stopped. */
 	void (*thread_start)(struct _stp_pt_thread *t, void *user);
 	/* A thread is gone (status as waitpid gives it). */
 	void (*thread_exit)(struct _stp_pt_thread *t, int status, void *user);
@@ -76,7 +81,9 @@ struct _stp_pt_callbacks {
 enum {
 	_STP_PT_FOLLOW_FORK = 1, /* trace fork/vfork children (else clean and
 				  * release them: their copy of memory gets
-				  * every breakpoint removed) */
+				  * every breakpoint removed; one sharing the
+				  * memory is traced, without handlers, until
+				  * it execs or ends) */
 	_STP_PT_SHELL = 2,	 /* _stp_pt_launch runs argv[0] via /bin/sh -c */
 };
 
@@ -124,7 +131,8 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 		      _stp_pt_handler ret, void *data, struct _stp_pt_probe **out);
 /* Remove one probe; its int3 goes when no other probe or pending return
  * needs it. Safe while threads run (a thread that already trapped on it is
- * rewound to run the original instruction), and from handlers. */
+ * rewound to run the original instruction), and from handlers. -ENOENT
+ * for a probe already gone or of another address space. */
 int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr);
 uint64_t _stp_pt_probe_addr(const struct _stp_pt_probe *pr);
 /* Number of times the probe's entry (resp. return) fired. */
@@ -178,7 +186,9 @@ int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data);
  * libraries has changed (dlopen and dlclose too), and once when the
  * initial libraries are loaded if called at the exec stop (before that, no
  * library is mapped). Returns -ENOENT for a static executable. Dropped at
- * exec like probes; followed fork children keep it. */
+ * exec like probes; followed fork children keep it. After a dlclose,
+ * before fn runs, every probe on code no longer mapped is gone (as if
+ * removed: removing it again gives -ENOENT), a fork child's copies too. */
 typedef void (*_stp_pt_libs_fn)(struct _stp_pt_thread *t, void *data);
 int _stp_pt_watch_libraries(struct _stp_pt_proc *p, _stp_pt_libs_fn fn, void *data);
 /* fn(name, load bias, data) for each object the dynamic linker has loaded,
@@ -194,6 +204,23 @@ int _stp_pt_each_library(struct _stp_pt_proc *p,
  * the instruction displaced by a breakpoint). */
 enum { _STP_PT_STEP_NONE, _STP_PT_STEP_INSN, _STP_PT_STEP_BLOCK };
 int _stp_pt_step_mode(struct _stp_pt_thread *t, int mode, _stp_pt_step_fn fn, void *data);
+/* Signal handler entries of one thread. While fn is set on t, each time
+ * the engine resumes t delivering a signal that has a handler, it resumes
+ * with PTRACE_SINGLESTEP instead: the kernel builds the signal frame and t
+ * stops again before the handler's first instruction. There fn(t, sig,
+ * data) runs with t stopped (rip = the handler, [rsp] = the restorer's
+ * return address), then t resumes as its mode says. That trap never
+ * reaches the program, and a probe on the handler's first instruction
+ * fires once, after fn. A signal without a handler (default or ignored,
+ * per /proc SigCgt) is delivered as usual, with no call; one whose handler
+ * went away meanwhile costs one swallowed step and no call. Step mode
+ * (_stp_pt_step_mode) takes precedence: then nothing special happens and
+ * its callback sees the handler entry instead. Not called while
+ * detaching. Dropped at exec, like step mode; a new thread or fork child
+ * starts without it. fn NULL: off. Returns 0. */
+typedef void (*_stp_pt_sigstep_fn)(struct _stp_pt_thread *t, int sig, void *data);
+int _stp_pt_signal_step(struct _stp_pt_thread *t, _stp_pt_sigstep_fn fn, void *data);
+
 /* Self-test: does PTRACE_SINGLEBLOCK stop only at taken branches here?
  * 1 yes, 0 no (it steps every instruction: common in virtual machines),
  * negative errno if it could not be found out. Forks a short-lived child. */
@@ -214,6 +241,9 @@ struct _stp_pt_stats {
 	uint64_t errors;   /* handler errors and engine failures */
 };
 void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st);
+/* The same summed over every session freed so far (for a report made
+ * after the client has freed its session). */
+void _stp_pt_total_stats(struct _stp_pt_stats *st);
 
 /* Debug messages on stderr ("ptrace: ..."), off by default. */
 void _stp_pt_set_debug(int on);

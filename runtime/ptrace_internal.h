@@ -96,6 +96,10 @@ struct _stp_pt_thread {
 	int step_mode;
 	_stp_pt_step_fn step_fn;
 	void *step_data;
+	/* signal handler entries (_stp_pt_signal_step) */
+	_stp_pt_sigstep_fn sigstep_fn;
+	void *sigstep_data;
+	int sigstep_sig; /* resumed stepping into this signal's handler */
 	/* return probes */
 	struct pt_frame *frames;
 	size_t nframes, cap;
@@ -117,12 +121,14 @@ struct _stp_pt_proc {
 	int stopping;	     /* stop-all in progress: only collect events */
 	int follow;	     /* a traced process (not one being released) */
 	int release_on_exec; /* a vfork child traced only until it execs */
+	int report_threads;  /* attached: thread_start for each at resume */
 	int leader_status, leader_gone;
 	_stp_pt_syscall_fn syscall_fn; /* system call probes, or NULL */
 	void *syscall_data;
 	_stp_pt_libs_fn libs_fn; /* libraries changed, or NULL */
 	void *libs_data;
 	uint64_t r_debug, libs_brk; /* the dynamic linker's, 0 until known */
+	int libs_deleting;	    /* a dlclose is under way (RT_DELETE seen) */
 	void *user;
 	struct _stp_pt_proc *next;
 };
@@ -174,8 +180,13 @@ int _stp_pt_mm_remove_all(struct pt_mm *mm);
 void _stp_pt_frames_clear(struct _stp_pt_thread *t);
 int _stp_pt_frames_copy(struct _stp_pt_thread *to, const struct _stp_pt_thread *from);
 int _stp_pt_leave_scratch(struct _stp_pt_thread *t);
+void _stp_pt_drop_unmapped(struct _stp_pt_thread *t);
+void _stp_pt_fault_in_slot(struct _stp_pt_thread *t, int sig);
 
 /* ptrace_step.c */
 int _stp_pt_step_trap(struct _stp_pt_thread *t);
+int _stp_pt_sigstep_wanted(struct _stp_pt_thread *t, int sig);
+int _stp_pt_sigstep_stop(struct _stp_pt_thread *t, int sig);
+extern int _stp_pt_sigstep_always; /* tests: skip the SigCgt check */
 
 #endif

@@ -4,6 +4,8 @@
  * a function the dynamic linker calls before and after each change of that
  * list (r_state RT_ADD/RT_DELETE, then RT_CONSISTENT). A probe on r_brk
  * tells the client when libraries came or went, dlopen and dlclose too.
+ * After a dlclose the engine itself drops the probes whose code went away
+ * (a fork child's copies included, which its client cannot name).
  *
  * At the exec stop the dynamic linker has not run yet and r_debug is not
  * filled in: a probe at the program's entry point (AT_ENTRY, reached after
@@ -23,6 +25,7 @@
 #define R_BRK 16
 #define R_STATE 24
 #define RT_CONSISTENT 0
+#define RT_DELETE 2
 #define L_ADDR 0
 #define L_NAME 8
 #define L_NEXT 24
@@ -101,8 +104,14 @@ static int on_brk(struct _stp_pt_thread *t, struct _stp_pt_probe *pr, void *data
 	if (!t->proc->r_debug ||
 	    _stp_pt_proc_read(t->proc, t->proc->r_debug + R_STATE, &state, sizeof state) < 0)
 		return -EFAULT;
-	if (state == RT_CONSISTENT)
+	if (state == RT_DELETE)
+		t->proc->libs_deleting = 1;
+	if (state == RT_CONSISTENT) {
+		if (t->proc->libs_deleting)
+			_stp_pt_drop_unmapped(t);
+		t->proc->libs_deleting = 0;
 		call_client(t);
+	}
 	return 0;
 }
 

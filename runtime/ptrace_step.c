@@ -40,6 +40,75 @@ int _stp_pt_step_trap(struct _stp_pt_thread *t)
 	return 0;
 }
 
+/* ---- signal handler entries ---- */
+
+int _stp_pt_sigstep_always;
+
+int _stp_pt_signal_step(struct _stp_pt_thread *t, _stp_pt_sigstep_fn fn, void *data)
+{
+	t->sigstep_fn = fn;
+	t->sigstep_data = fn ? data : NULL;
+	return 0;
+}
+
+/* Has t's process a handler for sig? (Default and ignored signals set up
+ * no frame: stepping them would only cost a stop.) */
+static int sig_caught(pid_t tid, int sig)
+{
+	char path[64], line[128];
+	unsigned long long cgt = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 1; /* cannot tell: step, the trap is handled either way */
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "SigCgt: %llx", &cgt) == 1)
+			break;
+	fclose(f);
+	return (cgt >> (sig - 1)) & 1;
+}
+
+/* Resuming t with sig: step into the handler instead of continuing? */
+int _stp_pt_sigstep_wanted(struct _stp_pt_thread *t, int sig)
+{
+	if (!t->sigstep_fn || t->step_mode || t->ool_active || sig <= 0 || sig > 64)
+		return 0;
+	return _stp_pt_sigstep_always || sig_caught(t->tid, sig);
+}
+
+/* A SIGTRAP stop of t after it was resumed stepping into sig's handler.
+ * 1 when it was that step's (handled here), 0 when it is another trap. */
+int _stp_pt_sigstep_stop(struct _stp_pt_thread *t, int sig)
+{
+	struct _stp_pt_session *s = t->proc->s;
+	siginfo_t si;
+
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0)
+		return 0;
+	if (si.si_code == TRAP_TRACE || si.si_code == TRAP_BRKPT) {
+		/* no frame was set up (no handler any more, or the signal was
+		 * not delivered): the step ended after one instruction (or a
+		 * system call: TRAP_BRKPT); the trap is ours, not the program's */
+		pt_debug("thread %d: signal %d had no handler", (int)t->tid, sig);
+		return 1;
+	}
+	/* the kernel reports the frame set up as a ptrace_notify(SIGTRAP),
+	 * si_code SIGTRAP, with the thread at the handler's first insn */
+	if (si.si_code != SIGTRAP)
+		return 0;
+	if (_stp_pt_fetch_regs(t) < 0)
+		return 1;
+	pt_debug("thread %d: signal %d handler at %#llx", (int)t->tid, sig, t->regs.rip);
+	if (s->detaching || !t->sigstep_fn || t->step_mode)
+		return 1;
+	t->probe_point = t->regs.rip;
+	s->in_handler = 1;
+	t->sigstep_fn(t, sig, t->sigstep_data);
+	s->in_handler = 0;
+	return 1;
+}
+
 /* 32 nops and 3 taken jumps, then an int3: 36 instructions, 3 branches. */
 __asm__(".pushsection .text\n"
 	".globl _stp_pt_btf_seq\n"

@@ -18,10 +18,12 @@
 #include "target.h"
 #include "process.h"
 #include "dcg.h"
+#include "ptrace_engine.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -333,6 +335,24 @@ static void run_session(struct run *r)
 		r->m->free_globals();
 }
 
+/* The ptrace engine's counters, one line, at stap -v (staprun gets no -v
+ * then, only STAP_DCG_REPORT=1) or staprun -v. */
+static void report_engine(const struct _stp_run_options *o)
+{
+	const char *rep = getenv("STAP_DCG_REPORT");
+	struct _stp_pt_stats st;
+
+	if (o->verbose < 1 && !(rep && *rep == '1'))
+		return;
+	_stp_pt_total_stats(&st);
+	fprintf(stderr,
+		"ptrace: %llu stops, %llu probe hits, %llu returns, %llu emulated, "
+		"%llu stepped out of line, %llu errors\n",
+		(unsigned long long)st.stops, (unsigned long long)st.hits,
+		(unsigned long long)st.returns, (unsigned long long)st.emulated,
+		(unsigned long long)st.stepped, (unsigned long long)st.errors);
+}
+
 int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 {
 	struct _stp_run_options none = { 0 };
@@ -358,6 +378,9 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		return 1;
 	}
 	r.engine = _stp_proc_wanted(m);
+	/* stap -vvvv (pass 5 at level 4) runs staprun -vvv */
+	if (r.engine && o->verbose >= 3)
+		_stp_pt_set_debug(1);
 	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o, &oldmask)) < 0) {
 		setup_failed = 1;  /* said why; no probe ran, so no summary */
 	} else {
@@ -370,6 +393,8 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		_stp_proc_finish(o->verbose);
 	else
 		_stp_target_finish(o->verbose);
+	if (r.engine && !setup_failed)
+		report_engine(o);
 	_stp_transport_close();
 	_stp_regex_cleanup();
 	free(r.heap);

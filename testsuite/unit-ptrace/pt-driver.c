@@ -38,6 +38,12 @@
  *             kill us: the target must die with us)
  *   -B        print the blockstep and hardware-breakpoint self-tests'
  *             results and exit
+ *   -g        signal handler entries (_stp_pt_signal_step) in every
+ *             thread: checks rip is on_sig or on_info and [rsp] the
+ *             restorer, prints "sigstep on_sig calls=N" (and on_info)
+ *   -G        the same, stepping even signals without a handler
+ *   -T        print "threads started=N": thread_start callbacks (with
+ *             -X, those of the threads there at attach count too)
  *   -v        engine debug messages
  * The target's own output goes to stdout before ours (it is flushed when
  * it exits, or we wait for it after detaching). */
@@ -76,6 +82,7 @@ static int detach_ms, stop_first;
 static uint64_t remove_after, kill_after;
 static int count_syscalls, echo_pid;
 static uint64_t sys_entries, sys_exits;
+static int sym_addr(pid_t pid, const char *name, uint64_t *addr);
 
 static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
 {
@@ -94,6 +101,61 @@ static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *dat
 		failures++;
 	}
 }
+/* ---- signal handler entries (-g) ---- */
+
+static int sigstep_on;
+static uint64_t on_sig_addr, on_info_addr, sig_calls, info_calls;
+extern int _stp_pt_sigstep_always; /* engine internal, for -G */
+
+static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
+{
+	static const uint8_t restorer[] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
+	struct user_regs_struct r;
+	uint8_t code[sizeof restorer];
+	uint64_t ra = 0;
+
+	(void)data;
+	if (_stp_pt_get_regs(t, &r) < 0) {
+		printf("FAIL: sigstep regs\n");
+		failures++;
+		return;
+	}
+	if (r.rip == on_sig_addr) {
+		sig_calls++;
+	} else if (r.rip == on_info_addr) {
+		info_calls++;
+	} else {
+		printf("FAIL: sigstep signal %d at %#llx\n", sig, r.rip);
+		failures++;
+	}
+	/* the frame: [rsp] returns to the restorer (rt_sigreturn) */
+	if (_stp_pt_read(t, r.rsp, &ra, 8) < 0 || _stp_pt_read_code(t, ra, code, sizeof code) < 0 ||
+	    memcmp(code, restorer, sizeof code) != 0) {
+		printf("FAIL: sigstep signal %d: no restorer at [rsp] %#llx\n", sig,
+		       (unsigned long long)ra);
+		failures++;
+	}
+}
+
+static void sigstep_addrs(pid_t pid)
+{
+	if (sym_addr(pid, "on_sig", &on_sig_addr) < 0)
+		on_sig_addr = 0;
+	if (sym_addr(pid, "on_info", &on_info_addr) < 0)
+		on_info_addr = 0;
+}
+
+static int count_threads;
+static uint64_t threads_started;
+
+static void cb_thread_start(struct _stp_pt_thread *t, void *user)
+{
+	(void)user;
+	threads_started++;
+	if (sigstep_on)
+		_stp_pt_signal_step(t, on_sigstep, NULL);
+}
+
 static struct _stp_pt_probe *placed[64];
 static struct _stp_pt_proc *placed_in[64];
 static int nplaced;
@@ -292,6 +354,8 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 	(void)p;
 	s->hits++;
 	total_hits++;
+	if (sigstep_on)
+		_stp_pt_signal_step(t, on_sigstep, NULL); /* attached threads */
 	if (_stp_pt_get_regs(t, &r) < 0 || _stp_pt_read(t, r.rsp, &ra, 8) < 0)
 		return -EFAULT;
 	if (s->hits == 1) {
@@ -414,13 +478,37 @@ static void place(struct _stp_pt_thread *t)
 
 /* ---- a library probe (-l) ---- */
 
-static struct _stp_pt_probe *lib_probe;
-static uint64_t lib_bias;
-static int lib_seen;
+/* Per process: the probe placed in the library's current load. A fork
+ * child has a copy of its parent's, whose pointer we do not know (as
+ * runtime/process_probes.c): pr NULL, placed 1. */
+struct libpl {
+	struct _stp_pt_proc *p;
+	struct _stp_pt_probe *pr;
+	uint64_t bias;
+	int placed, seen;
+};
+static struct libpl libpls[32];
+
+static struct libpl *libpl_of(struct _stp_pt_proc *p)
+{
+	struct libpl *free_one = NULL;
+
+	for (int i = 0; i < 32; i++) {
+		if (libpls[i].p == p)
+			return &libpls[i];
+		if (!libpls[i].p && !free_one)
+			free_one = &libpls[i];
+	}
+	if (free_one) {
+		memset(free_one, 0, sizeof *free_one);
+		free_one->p = p;
+	}
+	return free_one;
+}
 
 static void each_lib(const char *name, uint64_t bias, void *data)
 {
-	struct _stp_pt_proc *p = data;
+	struct libpl *lp = data;
 	const char *base = strrchr(name, '/');
 	uint64_t v, first;
 	int dyn;
@@ -428,41 +516,73 @@ static void each_lib(const char *name, uint64_t bias, void *data)
 	base = base ? base + 1 : name;
 	if (strcmp(base, lib_name) != 0)
 		return;
-	lib_seen = 1;
-	if (lib_probe && lib_bias == bias)
+	lp->seen = 1;
+	if (lp->placed && lp->bias == bias)
 		return;
-	if (lib_probe)
-		_stp_pt_probe_remove(p, lib_probe);
-	lib_probe = NULL;
+	if (lp->placed && lp->pr)
+		_stp_pt_probe_remove(lp->p, lp->pr);
+	lp->pr = NULL;
+	lp->placed = 0;
 	if (elf_lookup(name, lib_sym->name, &v, &dyn, &first) < 0) {
 		printf("FAIL: %s not in %s\n", lib_sym->name, name);
 		return;
 	}
-	if (_stp_pt_probe_add(p, bias + v, on_entry, NULL, lib_sym, &lib_probe) < 0)
+	if (_stp_pt_probe_add(lp->p, bias + v, on_entry, NULL, lib_sym, &lp->pr) < 0)
 		printf("FAIL: probe %s in %s\n", lib_sym->name, name);
-	lib_bias = bias;
+	else
+		lp->placed = 1;
+	lp->bias = bias;
 }
 
 static void on_libs(struct _stp_pt_thread *t, void *data)
 {
-	struct _stp_pt_proc *p = _stp_pt_thread_proc(t);
+	struct libpl *lp = libpl_of(_stp_pt_thread_proc(t));
 
 	(void)data;
-	lib_seen = 0;
-	_stp_pt_each_library(p, each_lib, p);
-	if (!lib_seen && lib_probe) {
+	if (!lp)
+		return;
+	lp->seen = 0;
+	_stp_pt_each_library(lp->p, each_lib, lp);
+	if (!lp->seen && lp->placed) {
 		/* unloaded: its code is gone, and so is our int3 */
-		_stp_pt_probe_remove(p, lib_probe);
-		lib_probe = NULL;
+		if (lp->pr)
+			_stp_pt_probe_remove(lp->p, lp->pr);
+		lp->pr = NULL;
+		lp->placed = 0;
 	}
+}
+
+static void cb_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user)
+{
+	struct libpl *pp = libpl_of(_stp_pt_thread_proc(parent)), *cp;
+
+	(void)user;
+	if (lib_name && pp && pp->placed && (cp = libpl_of(child))) {
+		cp->placed = 1;
+		cp->bias = pp->bias;
+		cp->pr = NULL;
+	}
+}
+
+static void cb_proc_gone(struct _stp_pt_proc *p)
+{
+	for (int i = 0; i < 32; i++)
+		if (libpls[i].p == p)
+			libpls[i].p = NULL;
 }
 
 static void cb_exec(struct _stp_pt_thread *t, void *user)
 {
 	(void)user;
 	place(t);
+	if (sigstep_on) {
+		sigstep_addrs(_stp_pt_pid(t));
+		_stp_pt_signal_step(t, on_sigstep, NULL);
+	}
 	if (lib_name) {
-		lib_probe = NULL;
+		struct libpl *lp = libpl_of(_stp_pt_thread_proc(t));
+		if (lp)
+			lp->placed = 0, lp->pr = NULL;
 		if (_stp_pt_watch_libraries(_stp_pt_thread_proc(t), on_libs, NULL) < 0)
 			printf("FAIL: watch libraries\n");
 	}
@@ -476,6 +596,7 @@ static int main_status = -1;
 static void cb_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 {
 	(void)user;
+	cb_proc_gone(p);
 	if (_stp_pt_proc_pid(p) == main_pid)
 		main_status = status;
 }
@@ -593,6 +714,12 @@ static void report(void)
 	if (count_syscalls)
 		printf("syscall getppid entries=%llu exits=%llu\n", (unsigned long long)sys_entries,
 		       (unsigned long long)sys_exits);
+	if (count_threads)
+		printf("threads started=%llu\n", (unsigned long long)threads_started);
+	if (sigstep_on) {
+		printf("sigstep on_sig calls=%llu\n", (unsigned long long)sig_calls);
+		printf("sigstep on_info calls=%llu\n", (unsigned long long)info_calls);
+	}
 	if (main_status >= 0) {
 		if (WIFEXITED(main_status))
 			printf("exit status=%d\n", WEXITSTATUS(main_status));
@@ -637,7 +764,7 @@ int main(int argc, char **argv)
 	size_t before_len = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yl:e")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yl:egGT")) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'r':
@@ -706,6 +833,15 @@ int main(int argc, char **argv)
 			printf("blockstep honoured=%d\n", _stp_pt_blockstep_honoured());
 			printf("hardware breakpoints honoured=%d\n", _stp_pt_hwbp_honoured());
 			return 0;
+		case 'G':
+			_stp_pt_sigstep_always = 1;
+			/* fall through */
+		case 'g':
+			sigstep_on = 1;
+			break;
+		case 'T':
+			count_threads = 1;
+			break;
 		case 'v':
 			_stp_pt_set_debug(1);
 			break;
@@ -721,6 +857,8 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_sigint; /* no SA_RESTART: interrupts the wait */
 	sigaction(SIGINT, &sa, NULL);
 	cb.exec = cb_exec;
+	cb.thread_start = cb_thread_start;
+	cb.fork = cb_fork;
 	cb.proc_exit = cb_proc_exit;
 	cb.other_exit = cb_other_exit;
 	S = _stp_pt_session_new(&cb, NULL, options);
@@ -733,6 +871,8 @@ int main(int argc, char **argv)
 		}
 		before = read_code(main_pid, &before_len);
 		rc = _stp_pt_attach(S, main_pid, &p);
+		if (rc == 0 && sigstep_on)
+			sigstep_addrs(main_pid);
 		if (rc == 0) {
 			struct _stp_pt_thread *t = NULL;
 			/* place through any thread: the ELF lookup needs only the pid */
