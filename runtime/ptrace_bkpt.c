@@ -75,9 +75,16 @@ static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk, int verify)
 
 static void bk_disarm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
 {
+	uint8_t now;
+
 	if (!bk->live)
 		return;
-	if (_stp_pt_mm_write(mm, bk->addr, &bk->orig, 1) < 0)
+	/* no int3 there any more: the code was unmapped and maybe other code
+	 * mapped in its place (munmap, a JIT), which must not be patched */
+	if (_stp_pt_mm_read(mm, bk->addr, &now, 1) < 0 || now != 0xcc)
+		pt_debug("%#llx in %d: our int3 is gone, not restored",
+			 (unsigned long long)bk->addr, (int)mm->pid);
+	else if (_stp_pt_mm_write(mm, bk->addr, &bk->orig, 1) < 0)
 		pt_debug("could not restore %#llx in %d", (unsigned long long)bk->addr,
 			 (int)mm->pid);
 	bk->live = 0;
