@@ -37,11 +37,11 @@ void f_sub(void);
 /* first instruction: movq %rdi, sink(%rip) (out of line) */
 void f_ool(void);
 __asm__(".text\n.globl f_emul\n.type f_emul,@function\nf_emul:\n"
-	"\tpush %rbp\n\tmov %rsp,%rbp\n\tpop %rbp\n\tret\n"
+	"\tpush %rbp\n\tmov %rsp,%rbp\n\tpop %rbp\n\tret\n.size f_emul, .-f_emul\n"
 	".globl f_sub\n.type f_sub,@function\nf_sub:\n"
-	"\tsub $8,%rsp\n\tadd $8,%rsp\n\tret\n"
+	"\tsub $8,%rsp\n\tadd $8,%rsp\n\tret\n.size f_sub, .-f_sub\n"
 	".globl f_ool\n.type f_ool,@function\nf_ool:\n"
-	"\tmovq %rdi, sink(%rip)\n\tret\n");
+	"\tmovq %rdi, sink(%rip)\n\tret\n.size f_ool, .-f_ool\n");
 
 static double now(void)
 {
@@ -219,6 +219,38 @@ static double run_engine(const char *mode, void (*fn)(void), int with_return,
 	return read_time();
 }
 
+/* The same loop under bpftrace with an empty uprobe (and uretprobe) on
+ * fn: bpftrace starts the command once its probes are attached. -1 when
+ * bpftrace is not installed or cannot attach here. */
+static double run_bpftrace(const char *mode, const char *fn, int with_return)
+{
+	char nbuf[32], prog[8192], cmd[8192];
+	pid_t pid;
+	int st;
+
+	if (access("/usr/bin/bpftrace", X_OK) != 0)
+		return -1;
+	snprintf(nbuf, sizeof nbuf, "%ld", N);
+	snprintf(prog, sizeof prog, "uprobe:%s:%s {}%s%s%s", self, fn,
+		 with_return ? " uretprobe:" : "", with_return ? self : "",
+		 with_return ? ":" : "");
+	if (with_return)
+		snprintf(prog + strlen(prog), sizeof prog - strlen(prog), "%s {}", fn);
+	snprintf(cmd, sizeof cmd, "%s --child %s %s", self, mode, nbuf);
+	if (open_pipe() < 0)
+		return -1;
+	if ((pid = fork()) == 0) {
+		set_fd3(); /* first: /dev/null must not land on fd 3 */
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl("/usr/bin/bpftrace", "bpftrace", "-e", prog, "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	return read_time();
+}
+
 #define ROUNDS 5
 #define NCASES 4
 
@@ -262,10 +294,28 @@ int main(int argc, char **argv)
 			stops[c] = (double)st.stops / (double)N;
 		}
 	}
+	/* bpftrace's uprobes, for comparison (slow to start: fewer rounds) */
+	double bpf[2] = {1e9, 1e9};
+	for (int r = 0; r < 2; r++)
+		for (int ret = 0; ret < 2; ret++) {
+			double base = run_untraced("sub");
+			double t = run_bpftrace("sub", "f_sub", ret);
+			if (t >= 0 && (t - base) / (double)N < bpf[ret])
+				bpf[ret] = (t - base) / (double)N;
+		}
 	printf("calls per measurement: %ld, best of %d rounds\n", N, ROUNDS);
 	printf("%-38s %7.2f us\n", "bare ptrace stop:", stop * 1e6);
 	for (int c = 0; c < NCASES; c++)
 		printf("%-38s %7.2f us = %.2f x stop (%.2f stops per call)\n", cases[c].label,
 		       cost[c] * 1e6, cost[c] / stop, stops[c]);
+	for (int ret = 0; ret < 2; ret++) {
+		const char *label = ret ? "bpftrace uprobe + uretprobe:" : "bpftrace uprobe (empty):";
+		if (bpf[ret] < 1e9)
+			printf("%-38s %7.2f us = %.2f x stop (in the kernel, no ptrace stop)\n",
+			       label, bpf[ret] * 1e6, bpf[ret] / stop);
+		else
+			printf("%-38s skipped: bpftrace not installed or cannot attach uprobes\n",
+			       label);
+	}
 	return 0;
 }
