@@ -118,14 +118,15 @@ static uint64_t plt_bound(struct _stp_pt_thread *t, uint64_t stub)
 
 /* After a branch or return in d: trap the code the thread goes on with,
  * or, for a callee not descended into, only where it returns to. */
-static void follow(struct dthread *d, struct _stp_pt_thread *t, size_t nf0, uint64_t now,
-		   uint64_t ret_addr)
+static void follow(struct dthread *d, struct _stp_pt_thread *t, uint64_t now, uint64_t ret_addr)
 {
 	const struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
 
 	if (!d->on)
 		return;
-	if (top && d->nf > nf0 && top->mute && !top->stub) {
+	/* entering a function not descended into (a leaf, excluded, too
+	 * deep; called, tail-called or reached through a lazy PLT stub) */
+	if (top && top->mute && !top->stub) {
 		uint64_t ra = ret_addr;
 		if (!ra && top->known && _stp_pt_read(t, top->sp, &ra, sizeof ra) < 0)
 			ra = 0;
@@ -142,7 +143,6 @@ static void branch_site(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc
 	struct user_regs_struct after = *r;
 	struct _stp_x86_mem_ops ops = {read_mem, write_none, t};
 	const struct dec *x = dcg_decode_at(t, pc);
-	size_t nf0 = d->nf;
 	int call = in->kind == STP_X86_CALL || in->kind == STP_X86_CALL_IND;
 
 	/* what the instruction will do; if it faults, the engine gives the
@@ -159,13 +159,11 @@ static void branch_site(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc
 			_stp_pt_set_regs(t, &after);
 		}
 	}
-	if (in->kind == STP_X86_RET && dcg_restorer_at(t, now)) {
-		/* a signal handler returns: what it interrupted is trapped */
-		dcg_transfer(d, t, pc, x, now, after.rsp);
-		return;
-	}
 	dcg_transfer(d, t, pc, x, now, after.rsp);
-	follow(d, t, nf0, now, call ? pc + in->len : 0);
+	/* a signal handler returning: what it interrupted is trapped already */
+	if (in->kind == STP_X86_RET && dcg_restorer_at(t, now))
+		return;
+	follow(d, t, now, call ? pc + in->len : 0);
 }
 
 /* A return address of a callee not descended into: it has returned. */
@@ -189,9 +187,8 @@ void dcg_on_signal(struct _stp_pt_thread *t, int sig, void *data)
 	dcg_n_stops++;
 	if (!d || !d->on || _stp_pt_get_regs(t, &r) < 0 || dcg_root_event(d))
 		return;
-	size_t nf0 = d->nf;
 	dcg_enter(d, t, 0, r.rip, r.rsp, 1, 0, sig > 0 ? sig : 1);
-	follow(d, t, nf0, r.rip, 0);
+	follow(d, t, r.rip, 0);
 }
 
 int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
