@@ -194,10 +194,10 @@ static void frame_drop(struct _stp_pt_thread *t, const struct pt_frame *f)
 	struct pt_mm *mm = t->proc->mm;
 	struct _stp_pt_bkpt *bk = mm ? _stp_pt_bk_find(mm, f->ret_addr) : NULL;
 
-	if (bk && --bk->ret_refs <= 0) {
+	/* the int3 stays: the next call from the same site needs it again
+	 * (re-checked then, the code may have been replaced meanwhile) */
+	if (bk && --bk->ret_refs <= 0)
 		bk->ret_refs = 0;
-		bk_maybe_disarm(mm, bk);
-	}
 }
 
 /* Drop the frames whose stack is gone: those at or below `sp`. */
@@ -357,7 +357,9 @@ static int run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 			frames_unwind(t, t->regs.rsp, 1);
 			if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0)
 				frames_drop_reused(t, t->regs.rsp + 8, ra, p);
-			if (ra && (rb = bk_get(mm, ra, 0, &rc)) && (f = frame_push(t))) {
+			rb = ra ? _stp_pt_bk_find(mm, ra) : NULL;
+			int idle = !rb || (rb->ret_refs <= 0 && !rb->probes);
+			if (ra && (rb = bk_get(mm, ra, idle, &rc)) && (f = frame_push(t))) {
 				f->sp = t->regs.rsp + 8;
 				f->ret_addr = ra;
 				f->probe = p;
