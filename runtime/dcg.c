@@ -147,14 +147,17 @@ const struct dec *dcg_decode_at(struct _stp_pt_thread *t, uint64_t addr)
 	d->syscall = in.len == 2 && ((in.bytes[0] == 0x0f && in.bytes[1] == 0x05) ||
 				     (in.bytes[0] == 0xcd && in.bytes[1] == 0x80));
 	d->ripjmp = in.kind == STP_X86_JMP_IND && in.has_mem && in.mem.base == STP_X86_RIP;
+	static const uint8_t endbr[3] = {0xf3, 0x0f, 0x1e}, mov_rt[7] = {0x48, 0xc7, 0xc0, 0x0f};
+	d->endbr = in.len == 4 && !memcmp(in.bytes, endbr, 3) &&
+		   (in.bytes[3] == 0xfa || in.bytes[3] == 0xfb);
+	d->mov_rt = in.len == 7 && !memcmp(in.bytes, mov_rt, 7);
 	return d;
 }
 
 int dcg_is_endbr(struct _stp_pt_thread *t, uint64_t addr)
 {
-	uint8_t b[4];
-	return _stp_pt_read_code(t, addr, b, 4) == 0 && b[0] == 0xf3 && b[1] == 0x0f &&
-	       b[2] == 0x1e && (b[3] == 0xfa || b[3] == 0xfb);
+	const struct dec *d = dcg_decode_at(t, addr);
+	return d && d->endbr;
 }
 
 /* A PLT stub: (endbr64;) jmp *GOT(%rip). */

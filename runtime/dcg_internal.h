@@ -117,6 +117,8 @@ struct dec {
 	pid_t pid;
 	uint64_t addr;
 	uint8_t valid, len, kind, syscall, ripjmp;
+	uint8_t endbr;	 /* endbr64 / endbr32 */
+	uint8_t mov_rt;	 /* mov $15,%rax: rt_sigreturn's number */
 	uint64_t target;
 };
 

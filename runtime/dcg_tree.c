@@ -400,10 +400,9 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
  * restorer (mov $15,%rax; syscall: rt_sigreturn) at rsp. */
 int dcg_restorer_at(struct _stp_pt_thread *t, uint64_t a)
 {
-	static const uint8_t restorer[9] = {0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05};
-	uint8_t b[sizeof restorer];
+	const struct dec *d = dcg_decode_at(t, a), *e;
 
-	return _stp_pt_read_code(t, a, b, sizeof b) == 0 && !memcmp(b, restorer, sizeof b);
+	return d && d->mov_rt && (e = dcg_decode_at(t, a + 7)) && e->syscall;
 }
 
 int dcg_sig_entry(struct _stp_pt_thread *t, uint64_t rsp)
