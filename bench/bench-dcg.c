@@ -99,12 +99,30 @@ static void account(long w, long long calls, long long ns)
 	t2_ns[k] += ns;
 }
 
+/* BENCH_PIN=1: thread 1 (with the tracer, started on CPU 0 by the
+ * script) on CPU 0, thread 2 on CPU 1: what the mechanism costs thread 2,
+ * without the competition for CPUs of a 2-core machine */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	const char *e = getenv("BENCH_PIN");
+
+	if (!e || *e != '1')
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
 /* thread 2: calls of its work per window */
 static void *thread2(void *arg)
 {
 	long (*work)(void) = arg;
-	long long calls = 0, t0 = now_ns();
+	long long calls = 0, t0;
 	long cur = 0;
+
+	pin(1);
+	t0 = now_ns();
 
 	for (;;) {
 		long w = atomic_load(&seq);
@@ -138,6 +156,7 @@ static int two(long n, long cycles, const char *what)
 	void *work = strcmp(what, "shared") == 0 ? (void *)work_shared : (void *)work_disjoint;
 	struct timespec ts;
 
+	pin(0);
 	if (pthread_create(&t, NULL, thread2, work) != 0)
 		return 1;
 	usleep(20000); /* thread 2 up and running */

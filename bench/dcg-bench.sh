@@ -58,7 +58,7 @@ base() {
 # stap -v with the dcg script over "$prog ARGS..."; output in $tmp/out,
 # the -v report in $tmp/err, the tree in $tmp/tree
 dcg() {
-	"$stap" -v -o "$tmp/tree" "$tmp/dcg.stp" "$prog" -c "$prog $*" \
+	$pin_cmd "$stap" -v -o "$tmp/tree" "$tmp/dcg.stp" "$prog" -c "$prog $*" \
 		>"$tmp/out" 2>"$tmp/err" || fail "stap run failed: $prog $*"
 	grep -q '^dynamic call graph: mechanism' "$tmp/err" ||
 		fail "no 'dynamic call graph' report from stap -v"
@@ -74,6 +74,7 @@ fit() { awk -v c="$calls" -v b="$budget" -v p="$1" \
 
 # calibrate: a short traced region gives the mechanism and its cost per
 # call; again with more calls if that allows many more
+pin_cmd=""
 warm=16 # calls traced first, untimed: the tracer's first-time costs
 dcg single 200 1 $warm
 mech=$(report | sed -E 's/^mechanism ([^ ,]+).*/\1/')
@@ -126,7 +127,22 @@ row "traced region slowdown" "$(times "$(calc %f "$traced / $b")")"
 # region against its speed while thread 1 sleeps, in the same run (sleeps
 # and traced regions of n/4 calls alternate, 4 of each); the mean of
 # $rounds runs
-for what in disjoint shared; do
+# With BENCH_PIN=1 (the "pinned" rows, when taskset is there and the
+# machine has 2 CPUs or more) thread 1 and the tracer share CPU 0 and
+# thread 2 has CPU 1: the cost of the mechanism itself to thread 2.
+pin_cmd=""
+variants="disjoint shared"
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+	variants="$variants disjoint,pinned shared,pinned"
+fi
+for v in $variants; do
+	what=${v%,*}
+	pin_cmd=""
+	export BENCH_PIN=0
+	if [ "$v" != "$what" ]; then
+		pin_cmd="taskset -c 0"
+		export BENCH_PIN=1
+	fi
 	sum=0
 	for ((r = 0; r < rounds; r++)); do
 		dcg two "$(((n + 3) / 4))" 4 "$what"
@@ -139,8 +155,12 @@ for what in disjoint shared; do
 			echo "note: $what: thread 2 at $(calc %.2f "$after / $first") of its speed between traced regions"
 		sum=$(calc %f "$sum + $(val t2_region_per_s "$tmp/out") / $(val t2_base_per_s "$tmp/out")")
 	done
-	row "untraced thread, $what code" "$(calc %.2f "$sum / $rounds") of its speed"
+	label="untraced thread, $what code"
+	[ "$v" != "$what" ] && label="$label (pinned)"
+	row "$label" "$(calc %.2f "$sum / $rounds") of its speed"
 done
+pin_cmd=""
+export BENCH_PIN=0
 
 # other tracers on the same workload (after the same warm-up): region
 # time against the untraced one. best CMD...: the fastest region_ns of
