@@ -38,7 +38,7 @@ int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_
 {
 	pid_t pid = _stp_pt_pid(t);
 
-	if (win.pid != pid || addr < win.base || addr + 15 > win.base + win.len) {
+	if (win.pid != pid || addr < win.base || addr - win.base + 15 > win.len) {
 		/* a whole window, or less where the mapping ends */
 		size_t n = WIN;
 		win.len = 0;
