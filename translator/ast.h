@@ -233,6 +233,7 @@ struct probe_point {
 	int optional;              /* ? */
 	int sufficient;            /* ! */
 	struct expr *condition;    /* if (...) or NULL */
+	int named_alias;           /* pass 2: it matched a probe alias */
 };
 
 struct probe {
@@ -285,6 +286,12 @@ struct stmt *stmt_new(enum stmt_kind k, const struct token *tok);
 /* ---- printers (ast_print.c): the -p1 / -p2 text, as SystemTap prints it */
 void print_expr(struct strbuf *out, const struct expr *e);
 void print_stmt(struct strbuf *out, const struct stmt *s);
+/* -p2 -v: a block of one statement prints as that statement, an empty
+ * one as ";" */
+#define PRINT_FLAT_BLOCKS 1u
+void print_stmt_flags(struct strbuf *out, const struct stmt *s, unsigned flags);
+/* "{", each statement and ";", "}": a block never flattened itself */
+void print_block(struct strbuf *out, const struct stmt *s, unsigned flags);
 void print_probe_point(struct strbuf *out, const struct probe_point *pp);
 void print_stapfile(struct strbuf *out, const struct stapfile *f); /* -p1 */
 

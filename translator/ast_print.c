@@ -207,7 +207,7 @@ void print_expr(struct strbuf *out, const struct expr *e)
 	}
 }
 
-static void print_foreach(struct strbuf *out, const struct stmt *s)
+static void print_foreach(struct strbuf *out, const struct stmt *s, unsigned flags)
 {
 	sb_puts(out, "foreach (");
 	if (s->value_var)
@@ -237,29 +237,45 @@ static void print_foreach(struct strbuf *out, const struct stmt *s)
 		print_expr(out, s->limit);
 	}
 	sb_puts(out, ") ");
-	print_stmt(out, s->body);
+	print_stmt_flags(out, s->body, flags);
+}
+
+void print_block(struct strbuf *out, const struct stmt *s, unsigned flags)
+{
+	const struct stmt *c;
+	sb_puts(out, "{\n");
+	vec_foreach(const struct stmt *, c, &s->stmts) {
+		print_stmt_flags(out, c, flags);
+		sb_puts(out, ";\n");
+	}
+	sb_putc(out, '}');
 }
 
 void print_stmt(struct strbuf *out, const struct stmt *s)
 {
-	const struct stmt *c;
+	print_stmt_flags(out, s, 0);
+}
+
+void print_stmt_flags(struct strbuf *out, const struct stmt *s, unsigned flags)
+{
 	switch (s->kind) {
 	case S_BLOCK:
-		sb_puts(out, "{\n");
-		vec_foreach(const struct stmt *, c, &s->stmts) {
-			print_stmt(out, c);
-			sb_puts(out, ";\n");
-		}
-		sb_putc(out, '}');
+		/* pass 2 prints the optimized tree, where such blocks are gone */
+		if ((flags & PRINT_FLAT_BLOCKS) && s->stmts.n == 1)
+			print_stmt_flags(out, s->stmts.v[0], flags);
+		else if ((flags & PRINT_FLAT_BLOCKS) && !s->stmts.n)
+			sb_putc(out, ';');
+		else
+			print_block(out, s, flags);
 		break;
 	case S_TRY:
 		sb_puts(out, "try {\n");
-		print_stmt(out, s->body);
+		print_stmt_flags(out, s->body, flags);
 		sb_puts(out, "\n} catch");
 		if (s->catch_var)
 			sb_printf(out, " (%s)", s->catch_var->str);
 		sb_puts(out, " {\n");
-		print_stmt(out, s->catch_body);
+		print_stmt_flags(out, s->catch_body, flags);
 		sb_puts(out, "\n}\n");
 		break;
 	case S_EMBEDDED:
@@ -275,11 +291,11 @@ void print_stmt(struct strbuf *out, const struct stmt *s)
 		sb_puts(out, "if (");
 		print_expr(out, s->cond);
 		sb_puts(out, ") ");
-		print_stmt(out, s->then);
+		print_stmt_flags(out, s->then, flags);
 		sb_putc(out, '\n');
 		if (s->els) {
 			sb_puts(out, "else ");
-			print_stmt(out, s->els);
+			print_stmt_flags(out, s->els, flags);
 			sb_putc(out, '\n');
 		}
 		break;
@@ -296,10 +312,10 @@ void print_stmt(struct strbuf *out, const struct stmt *s)
 		if (s->incr)
 			print_expr(out, s->incr);
 		sb_puts(out, ") ");
-		print_stmt(out, s->body);
+		print_stmt_flags(out, s->body, flags);
 		break;
 	case S_FOREACH:
-		print_foreach(out, s);
+		print_foreach(out, s, flags);
 		break;
 	case S_RETURN:
 		sb_puts(out, "return");

@@ -321,7 +321,10 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen)
 			found = canon(full);
 	}
 	free(copy);
+	/* as SystemTap: else a program of that name in the current directory */
+	if (!found && is_file(name))
+		found = canon(name);
 	if (!found)
-		dwq_seterr(err, errlen, "cannot find executable '%s' in $PATH", name);
+		dwq_seterr(err, errlen, "cannot find executable '%s'", name);
 	return found;
 }

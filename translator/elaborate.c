@@ -132,13 +132,29 @@ static void setup(struct elab *c, struct session *s)
 	}
 }
 
-/* With conditional probes SystemTap adds an empty begin probe (where it
- * first evaluates the conditions); so does this, for the same -p2 text. */
+static int is_global_cb(struct expr *e, void *arg)
+{
+	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
+		*(int *)arg = 1;
+	return 0;
+}
+
+static int uses_globals(struct expr *e)
+{
+	int found = 0;
+	if (e)
+		walk_expr(e, is_global_cb, &found);
+	return found;
+}
+
+/* With a probe condition on globals SystemTap adds an empty begin probe
+ * (where it first evaluates the conditions); so does this, for the same
+ * -p2 text. */
 static void condition_probe(struct elab *c)
 {
 	struct derived_probe *dp, *first = NULL;
 	vec_foreach (struct derived_probe *, dp, &c->s->probes)
-		if (dp->point->condition && !first)
+		if (!first && uses_globals(dp->point->condition))
 			first = dp;
 	if (!first)
 		return;

@@ -155,6 +155,10 @@ void elab_render_chains(void);
 void elab_alias_reset(void);
 /* " if (COND)" with globals as __global_NAME, for -p2 text. */
 void elab_print_condition(struct strbuf *b, struct expr *cond);
+/* pp(): the point with its ? or ! and " if (COND)", as -p2 heads it. */
+char *dp_full_pp(const struct derived_probe *dp);
+/* pn(), where it differs from pp() (an alias, a .plt point); else NULL */
+char *dp_full_pn(const struct derived_probe *dp);
 
 /* Deep copies (elaborate_copy.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);

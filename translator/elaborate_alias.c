@@ -85,26 +85,65 @@ void elab_print_condition(struct strbuf *b, struct expr *cond)
 	free(undo.v);
 }
 
-/* A point as written, with its ? ! and condition: "begin!", "end if (...)" */
-static void put_point_full(struct strbuf *b, const struct probe_point *pp)
+/* TEXT with POINT's ? ! and condition: "begin!", "end if (...)". A
+ * condition prints as resolved (globals as __global_NAME) where MANGLE. */
+static void put_suffixes(struct strbuf *b, const char *text, const struct probe_point *point,
+			 int mangle)
 {
-	char *t = pp_text(pp);
-	sb_puts(b, t);
-	if (pp->sufficient)
+	sb_puts(b, text);
+	if (point->sufficient)
 		sb_putc(b, '!');
-	else if (pp->optional)
+	else if (point->optional)
 		sb_putc(b, '?');
-	if (pp->condition)
-		elab_print_condition(b, pp->condition);
+	if (point->condition && mangle) {
+		elab_print_condition(b, point->condition);
+	} else if (point->condition) {
+		sb_puts(b, " if (");
+		print_expr(b, point->condition);
+		sb_putc(b, ')');
+	}
 }
 
-static char *points_text(const struct vec *points, const char *sep)
+static char *with_suffixes(const char *text, const struct probe_point *point)
+{
+	struct strbuf b = {0};
+	if (point)
+		put_suffixes(&b, text, point, 1);
+	else
+		sb_puts(&b, text);
+	return sb_take(&b);
+}
+
+/* pp() and the -p2 head line: the resolved point with the ? ! and the
+ * condition (the alias's and the user's) of the point it came from. */
+char *dp_full_pp(const struct derived_probe *dp)
+{
+	return with_suffixes(dp->pp ? dp->pp : "", dp->point);
+}
+
+/* pn(): an alias's name as is; a point's own pn text with the suffixes
+ * pp() has. NULL: the same as pp(). */
+char *dp_full_pn(const struct derived_probe *dp)
+{
+	if (dp->pn)
+		return xstrdup(dp->pn);
+	return dp->point_pn ? with_suffixes(dp->point_pn, dp->point) : NULL;
+}
+
+/* SystemTap resolves a condition in place only on a point that is not an
+ * alias's name: the others' (and alias definitions') print as written. */
+enum cond_text { COND_AS_WRITTEN, COND_UNLESS_ALIAS };
+
+static char *points_text(const struct vec *points, const char *sep, enum cond_text how)
 {
 	struct strbuf b = {0};
 	for (int i = 0; i < points->n; i++) {
+		const struct probe_point *pp = points->v[i];
+		char *t = pp_text(pp);
 		if (i)
 			sb_puts(&b, sep);
-		put_point_full(&b, points->v[i]);
+		put_suffixes(&b, t, pp, how == COND_UNLESS_ALIAS && !pp->named_alias);
+		free(t);
 	}
 	return sb_take(&b);
 }
@@ -248,8 +287,8 @@ static struct probe *merge_alias(const struct probe *user, const struct probe_al
 static char *alias_text(const struct probe_alias *al)
 {
 	struct strbuf b = {0};
-	char *names = points_text(&al->alias_names, ",");
-	char *pts = points_text(&al->points, ", ");
+	char *names = points_text(&al->alias_names, ",", COND_AS_WRITTEN);
+	char *pts = points_text(&al->points, ", ", COND_AS_WRITTEN);
 	sb_printf(&b, "%s %s %s", names, al->epilogue ? "+=" : "=", pts);
 	return sb_take(&b);
 }
@@ -285,7 +324,7 @@ struct chain {
 static char *chain_text(const struct chain *ch)
 {
 	if (!ch->al)
-		return points_text(&ch->user->points, ",");
+		return points_text(&ch->user->points, ",", COND_UNLESS_ALIAS);
 	char *rest = chain_text(ch->next);
 	char *r = xasprintf("%s <- %s", alias_text(ch->al), rest);
 	free(rest);
@@ -405,6 +444,7 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 			if (!hit)
 				continue;
 			*matched = 1;
+			pp->named_alias = 1;
 			if (fi > 0)
 				elab_pull_file(c, fi);
 			struct probe *np = merge_alias(body, al);
@@ -420,7 +460,7 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 						return recursion(c, ap, err);
 				vec_push(&st->active, ap);
 				int k = derive_point(st, np, ap, nchain,
-						     and_conditions(cond, pp->condition), err);
+						     and_conditions(pp->condition, cond), err);
 				st->active.n--;
 				if (k < 0 && !ap->optional) {
 					/* Each level says where it failed. */
@@ -511,7 +551,8 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 		return -1;
 	struct probe_point *cp = xmalloc(sizeof *cp);
 	*cp = *pp;
-	cp->condition = and_conditions(cond, pp->condition);
+	/* innermost first, as SystemTap prints it */
+	cp->condition = and_conditions(pp->condition, cond);
 	if (cp->condition)
 		body = guard_body(body, cp->condition);
 	/* A resolver may give several probes for one point (dp->more: one

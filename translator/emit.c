@@ -10,6 +10,7 @@
  * them), so recursion works and big strings never sit on the C stack. */
 #include "emit.h"
 #include "diag.h"
+#include "elaborate.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -657,9 +658,9 @@ int pass3_translate(struct session *s)
 			char *loc = t && t->loc.file ? xasprintf("%s:%d:%d", t->loc.file->name,
 								 t->loc.line, t->loc.col)
 						     : xstrdup("");
+			char *pp = dp_full_pp(dp);
 			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %lld, %lld, %lld",
-				  probe_kind_name(dp->kind), dp_i, emit_cstr(dp->pp ? dp->pp : ""),
-				  emit_cstr(loc),
+				  probe_kind_name(dp->kind), dp_i, emit_cstr(pp), emit_cstr(loc),
 				  (long long)(dp->entry_of ? dp->entry_of->id : dp->sequence),
 				  (long long)dp->interval_ns, (long long)dp->randomize_ns);
 			if (dp->module || dp->addr)
@@ -671,9 +672,12 @@ int pass3_translate(struct session *s)
 				sb_printf(&out, ", %s, 0x%llxull",
 					  dp->library ? emit_cstr(dp->library) : "0",
 					  (unsigned long long)dp->semaphore);
-			if (dp->pn && (!dp->pp || strcmp(dp->pn, dp->pp)))
-				sb_printf(&out, ", .pn = %s", emit_cstr(dp->pn));
+			char *pn = dp_full_pn(dp);
+			if (pn && strcmp(pn, pp))
+				sb_printf(&out, ", .pn = %s", emit_cstr(pn));
 			sb_puts(&out, " },\n");
+			free(pp);
+			free(pn);
 		}
 		sb_puts(&out, "};\n\n");
 	}

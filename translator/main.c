@@ -320,7 +320,8 @@ static int run_listing(struct session *s)
 			vars = sb_take(&b);
 		}
 		/* SystemTap lists the script-level point: an alias by its name */
-		vec_push(&lines, xasprintf("%s%s", dp->pn ? dp->pn : dp->pp, vars ? vars : ""));
+		vec_push(&lines, xasprintf("%s%s", dp->pn ? dp->pn : dp->point_pn ? dp->point_pn : dp->pp,
+					   vars ? vars : ""));
 		free(vars);
 	}
 	if (!lines.n)

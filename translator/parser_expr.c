@@ -110,9 +110,9 @@ static struct expr *parse_comparison(struct parser *p)
 		struct expr *e = expr_new(E_REGEX, t);
 		e->op = t->content;
 		e->left = l;
+		if (parser_peek(p)->type != TOK_STRING)
+			pass1_throw(parser_peek(p), 1, "expected literal string");
 		e->right = parse_literal(p, 0);
-		if (e->right->kind != E_STRING)
-			pass1_throw(e->right->tok, 1, "expected literal string");
 		e->str = e->right->str;
 		return e;
 	}

@@ -84,7 +84,7 @@ static void parse_components(struct parser *p, struct expr *e)
 				pass1_throw(m, 1, "expected identifier or keyword");
 			c = xcalloc(1, sizeof(*c));
 			c->kind = TC_MEMBER;
-			c->tok = m;
+			c->tok = t; /* errors point at the '->', as SystemTap's */
 			c->member = strip_pretty(m->content, 0, &e->pretty);
 			if (!*c->member) {
 				free(c);

@@ -33,97 +33,6 @@ static void put_var(struct strbuf *b, const struct vardecl *v)
 	}
 }
 
-/* ---- bodies (-v) ---- */
-
-static void p2_stmt(struct strbuf *out, const struct stmt *s);
-
-static void p2_block_items(struct strbuf *out, const struct stmt *s)
-{
-	sb_puts(out, "{\n");
-	const struct stmt *c;
-	vec_foreach (const struct stmt *, c, &s->stmts) {
-		p2_stmt(out, c);
-		sb_puts(out, ";\n");
-	}
-	sb_putc(out, '}');
-}
-
-static void p2_foreach(struct strbuf *out, const struct stmt *s)
-{
-	/* print_stmt prints the header; only the body differs. */
-	struct stmt copy = *s;
-	struct stmt empty = {0};
-	empty.kind = S_NULL;
-	copy.body = &empty;
-	struct strbuf head = {0};
-	print_stmt(&head, &copy);
-	/* drop the trailing ";" of the empty body */
-	if (head.len && head.s[head.len - 1] == ';')
-		head.s[--head.len] = 0;
-	sb_puts(out, sb_str(&head));
-	free(head.s);
-	p2_stmt(out, s->body);
-}
-
-static int flat_blocks = 1;
-
-static void p2_stmt(struct strbuf *out, const struct stmt *s)
-{
-	switch (s->kind) {
-	case S_BLOCK:
-		if (s->stmts.n == 1 && flat_blocks)
-			p2_stmt(out, s->stmts.v[0]);
-		else if (s->stmts.n == 0 && flat_blocks)
-			sb_putc(out, ';');
-		else
-			p2_block_items(out, s);
-		return;
-	case S_IF:
-		sb_puts(out, "if (");
-		print_expr(out, s->cond);
-		sb_puts(out, ") ");
-		p2_stmt(out, s->then);
-		sb_putc(out, '\n');
-		if (s->els) {
-			sb_puts(out, "else ");
-			p2_stmt(out, s->els);
-			sb_putc(out, '\n');
-		}
-		return;
-	case S_FOR:
-		sb_puts(out, "for (");
-		if (s->init)
-			print_expr(out, s->init);
-		sb_puts(out, "; ");
-		if (s->cond)
-			print_expr(out, s->cond);
-		else
-			sb_putc(out, '1');
-		sb_puts(out, "; ");
-		if (s->incr)
-			print_expr(out, s->incr);
-		sb_puts(out, ") ");
-		p2_stmt(out, s->body);
-		return;
-	case S_FOREACH:
-		p2_foreach(out, s);
-		return;
-	case S_TRY:
-		sb_puts(out, "try {\n");
-		p2_stmt(out, s->body);
-		sb_puts(out, "\n} catch");
-		if (s->catch_var)
-			sb_printf(out, " (%s)", s->catch_var->str);
-		sb_puts(out, " {\n");
-		p2_stmt(out, s->catch_body);
-		sb_puts(out, "\n}\n");
-		return;
-	default:
-		print_stmt(out, s);
-		return;
-	}
-}
-
 /* "__global_" or, for a private symbol, "__private_FILE_" with the file
  * name's other characters than letters and digits as '_'. */
 static char *mangle(const char *name, int is_private, const struct source_file *f)
@@ -175,17 +84,19 @@ static int rename_stmt(struct stmt *s, void *arg)
 	return 0;
 }
 
-static void print_body(struct strbuf *out, struct stmt *body, int flat)
+/* flags: the nested blocks' (PRINT_FLAT_BLOCKS unless -u); flat: whether
+ * the body's own block may flatten too. */
+static void print_body(struct strbuf *out, struct stmt *body, unsigned flags, int flat)
 {
 	struct rename r = {0};
 	walk_stmt(body, rename_stmt, rename_expr, &r);
 	sb_puts(out, "{ ");
-	if (body->kind == S_BLOCK && !body->stmts.n && flat_blocks)
+	if (body->kind == S_BLOCK && !body->stmts.n && (flags & PRINT_FLAT_BLOCKS))
 		sb_putc(out, ';');
 	else if (flat || body->kind != S_BLOCK)
-		p2_stmt(out, body);
+		print_stmt_flags(out, body, flags);
 	else
-		p2_block_items(out, body);
+		print_block(out, body, flags);
 	sb_puts(out, " }\n");
 	for (int i = 0; i < r.exprs.n; i++)
 		((struct expr *)r.exprs.v[i])->str = r.names.v[i];
@@ -194,6 +105,11 @@ static void print_body(struct strbuf *out, struct stmt *body, int flat)
 }
 
 /* ---- sections ---- */
+
+static unsigned body_flags(const struct session *s)
+{
+	return s->unoptimized ? 0 : PRINT_FLAT_BLOCKS;
+}
 
 static int fn_cmp(const void *a, const void *b)
 {
@@ -236,21 +152,26 @@ static void print_functions(struct session *s, struct strbuf *out)
 			}
 		}
 		if (s->verbose && fd->body)
-			print_body(out, fd->body, !s->unoptimized);
+			print_body(out, fd->body, body_flags(s), !s->unoptimized);
 	}
 	free(fs);
 }
 
 static void print_probe(struct session *s, struct strbuf *out, struct derived_probe *dp)
 {
-	sb_puts(out, dp->pp);
-	if (dp->point->sufficient)
-		sb_putc(out, '!');
-	else if (dp->point->optional)
-		sb_putc(out, '?');
-	if (dp->point->condition)
-		elab_print_condition(out, dp->point->condition);
-	sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
+	char *pp = dp_full_pp(dp);
+	sb_puts(out, pp);
+	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN) {
+		/* SystemTap's probes at an address: where in the file (a
+		 * fixed-address executable's offset from its start), and the
+		 * resolved point in place of the alias chain */
+		sb_printf(out, " /* pc=%s+0x%llx */ /* <- %s */\n",
+			  dp->module_base ? ".absolute" : ".dynamic",
+			  (unsigned long long)(dp->addr - dp->module_base), pp);
+	} else {
+		sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
+	}
+	free(pp);
 	if (dp->probe->locals.n) {
 		sb_puts(out, "  # locals\n");
 		struct vardecl *v;
@@ -261,12 +182,12 @@ static void print_probe(struct session *s, struct strbuf *out, struct derived_pr
 		}
 	}
 	if (s->verbose && dp->probe->body)
-		print_body(out, dp->probe->body, !s->unoptimized && dp->probe->id != -1);
+		print_body(out, dp->probe->body, body_flags(s),
+			   !s->unoptimized && dp->probe->id != -1);
 }
 
 void pass2_print(struct session *s, struct strbuf *out)
 {
-	flat_blocks = !s->unoptimized;
 	if (s->embeds.n) {
 		sb_puts(out, "# global embedded code\n");
 		struct embedded_block *eb;

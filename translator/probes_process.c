@@ -95,7 +95,7 @@ static char *point_executable(struct elab *c, struct probe_component *c0, int *a
 	if (c0->arg && c0->arg->kind == E_STRING) {
 		char *p = dwq_find_executable(c0->arg->str, msg, sizeof msg);
 		if (!p)
-			pp_fail(err, c0->tok, "%s", msg);
+			pp_fail(err, NULL, "%s", msg); /* SystemTap gives no place */
 		return p;
 	}
 	if (c0->arg && c0->arg->kind == E_NUMBER) {
@@ -364,7 +364,11 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 			d = d->more;
 		}
 		d->kind = is_return ? PK_PROCESS_RETURN : PK_PROCESS_FUNCTION;
-		d->pp = xasprintf("%s.plt(\"%s\")%s", pre, ps.v[i].name, is_return ? ".return" : "");
+		/* SystemTap's pp() is the stub's address; pn() names it */
+		d->pp = xasprintf("process(\"%s\").statement(0x%llx)%s", file,
+				  (unsigned long long)ps.v[i].addr, is_return ? ".return" : "");
+		d->point_pn =
+		    xasprintf("%s.plt(\"%s\")%s", pre, ps.v[i].name, is_return ? ".return" : "");
 		d->plt_name = xstrdup(ps.v[i].name);
 		d->module = exe;
 		d->library = lib;
@@ -791,6 +795,14 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		any = 1;
 	else
 		exe = point_executable(c, c0, &any, err);
+	if (!exe && !any && c0->arg && c0->arg->kind == E_STRING && !is_function && !is_library &&
+	    !is_mark && !is_stmt && !is_plt) {
+		/* SystemTap keeps begin/end/syscall/thread points on a program
+		 * it cannot find, as written (here they never fire) */
+		free(err->msg);
+		memset(err, 0, sizeof *err);
+		exe = xstrdup(c0->arg->str);
+	}
 	if (!exe && !any)
 		return PP_ERROR;
 	if (is_function) {
@@ -812,7 +824,8 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		return resolve_marks(c, pp, dp, exe, NULL, 1, err);
 	}
 	dp->kind = kind;
-	if (exe) {
+	/* SystemTap's pp() keeps a bare process.begin as written */
+	if (exe && c0->arg) {
 		const char *tail = kind == PK_PROCESS_THREAD_BEGIN	? "thread.begin"
 				   : kind == PK_PROCESS_THREAD_END	? "thread.end"
 				   : kind == PK_PROCESS_SYSCALL		? "syscall"

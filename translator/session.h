@@ -61,6 +61,9 @@ struct derived_probe {
 	/* a hidden probe that saves @entry values for this .return probe
 	 * (its table entry's sequence is that probe's index) */
 	struct derived_probe *entry_of;
+	/* pn() where it is not pp() and no alias names it (.plt: the
+	 * .plt("NAME") form), before the point's ? ! and condition */
+	const char *point_pn;
 };
 
 struct define { const char *name, *value; };  /* -D NAME[=VALUE] */
