@@ -150,11 +150,12 @@ static void branch_site(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc
 	if (!x || _stp_x86_emulate(in, pc, &after, &ops) != 1)
 		return;
 	uint64_t now = after.rip, bound;
-	if (call && dcg_is_stub(t, now) && (bound = plt_bound(t, now))) {
-		/* straight to the bound function, as if the stub had run:
-		 * one stop less per PLT call */
+	int jump = in->kind == STP_X86_JMP || (in->kind == STP_X86_JCC && now == in->target);
+	if ((call || jump) && dcg_is_stub(t, now) && (bound = plt_bound(t, now))) {
+		/* straight to the bound function, as if the stub had run: one
+		 * stop less per PLT call or tail call */
 		uint64_t ra = pc + in->len;
-		if (_stp_pt_write(t, after.rsp, &ra, sizeof ra) == 0) {
+		if (!call || _stp_pt_write(t, after.rsp, &ra, sizeof ra) == 0) {
 			after.rip = now = bound;
 			_stp_pt_set_regs(t, &after);
 		}

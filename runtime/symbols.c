@@ -308,6 +308,9 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 
 	if (!name)
 		return;
+	/* libdwfl names the vDSO "[vdso: PID]": its soname is stable */
+	if (!strncmp(name, "[vdso", 5))
+		name = "linux-vdso.so.1";
 	e->modpath = strdup(name);
 	e->module = strdup(base_name(name));
 	e->info.modpath = e->modpath;
