@@ -259,6 +259,10 @@ static void sem_fork(struct _stp_pt_proc *parent, struct _stp_pt_proc *child)
 {
 	size_t n = nsems;
 
+	/* a vfork or CLONE_VM child shares the parent's semaphores: put back
+	 * once, by the parent's record */
+	if (_stp_pt_proc_shares_mm(parent, child))
+		return;
 	for (size_t j = 0; j < n; j++)
 		if (sems[j].proc == parent)
 			sem_record(child, sems[j].addr);

@@ -1346,6 +1346,11 @@ pid_t _stp_pt_proc_pid(const struct _stp_pt_proc *p)
 	return p->pid;
 }
 
+int _stp_pt_proc_shares_mm(const struct _stp_pt_proc *a, const struct _stp_pt_proc *b)
+{
+	return a && b && a->mm && a->mm == b->mm;
+}
+
 uint64_t _stp_pt_probe_point(const struct _stp_pt_thread *t)
 {
 	return t->probe_point;

@@ -149,6 +149,8 @@ pid_t _stp_pt_tid(const struct _stp_pt_thread *t);
 pid_t _stp_pt_pid(const struct _stp_pt_thread *t);
 struct _stp_pt_proc *_stp_pt_thread_proc(struct _stp_pt_thread *t);
 pid_t _stp_pt_proc_pid(const struct _stp_pt_proc *p);
+/* Do two traced processes share one address space (vfork, CLONE_VM)? */
+int _stp_pt_proc_shares_mm(const struct _stp_pt_proc *a, const struct _stp_pt_proc *b);
 /* The address of the probe point being handled (the breakpoint address,
  * or the return address in a return probe). */
 uint64_t _stp_pt_probe_point(const struct _stp_pt_thread *t);
