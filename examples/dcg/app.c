@@ -6,8 +6,7 @@
  * handle_request() parses a request (calling strlen and memchr, a
  * validation callback through a function pointer and a recursive
  * checksum), then dispatches it to do_get() or do_post(), which both
- * call reply(). Kept deliberately small: the dynamic call graph stops
- * the program at every instruction block, so a few hundred calls at most.
+ * call reply(). Kept small, so that the tree reads at a glance.
  * noipa keeps each function a real call at -O2 (no inlining or clones).
  */
 #include <stdio.h>
