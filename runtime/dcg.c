@@ -10,10 +10,7 @@
 #include "symbols.h"
 #include "arch/x86_64/insn.h"
 
-#include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

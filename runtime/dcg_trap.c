@@ -10,18 +10,8 @@
 #include "symbols.h"
 #include "arch/x86_64/insn.h"
 
-#include <errno.h>
-#include <fnmatch.h>
-#include <inttypes.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-/* ---- the trap callback ---- */
-
-
+/* ---- the step mechanisms ---- */
 
 void dcg_on_step(struct _stp_pt_thread *t, void *data)
 {

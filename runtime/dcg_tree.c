@@ -11,14 +11,11 @@
 #include "symbols.h"
 #include "arch/x86_64/insn.h"
 
-#include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- dynamic_call_graph.call / .return probes ---- */
 
