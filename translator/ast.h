@@ -135,6 +135,10 @@ struct expr {
 	struct vardecl *var;        /* E_SYMBOL and array bases */
 	struct functiondecl *func;  /* E_CALL */
 	int lowered_id;             /* free for pass 2/3 use */
+	/* a target expression that failed to resolve: the message already
+	 * reported (types.c repeats it as SystemTap does) */
+	const char *saved_error;
+	const struct token *saved_tok;
 };
 
 /* ---- statements ---- */

@@ -255,4 +255,6 @@ void diag_print_suppressed(void)
 			"Number of similar warning messages suppressed: %d.\n"
 			"Rerun with -v to see them.\n",
 			n_warn_suppressed);
+	/* printed once: after a pass fails or after the last one */
+	n_err_suppressed = n_warn_suppressed = 0;
 }

@@ -8,7 +8,8 @@
  *   - Pass 1 (pass1_parse) prints the "N parse error(s)." count line
  *     (preceded by a blank line) when it fails.
  *   - The DRIVER (main.c) prints "Pass N: ... failed.  [man error::passN]"
- *     and, after it, diag_print_suppressed() (the "Number of similar
+ *     and, after it (or after pass 4, or the last pass asked for, when
+ *     all succeed), diag_print_suppressed() (the "Number of similar
  *     error messages suppressed: N." / "Rerun with -v to see them." lines).
  *
  * Shapes (as SystemTap 4.8 prints them):
@@ -90,7 +91,7 @@ int diag_semantic_errors(void);
 int diag_warnings(void);
 
 /* Prints the "Number of similar error/warning messages suppressed" lines
- * if anything was suppressed; for the driver, after "Pass N: ... failed". */
+ * if anything was suppressed, then forgets the counts; for the driver. */
 void diag_print_suppressed(void);
 
 /* Low-level: print "PREFIX<source line>\n" and the caret line for LOC,

@@ -138,8 +138,10 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 		Dwarf_Die target;
 
 		if (dwv__die_type(&t.die, &target) < 0) {
-			dwq_seterr(err, errlen, "cannot dereference a void pointer for member '%s'",
-			       member);
+			char *tn = dwv_type_name(&t.die);
+
+			dwq_seterr(err, errlen, "invalid access '->%s' vs '%s'", member, tn);
+			free(tn);
 			return -1;
 		}
 		dwv__add_op(a, DWV_OP_LOAD_PTR, 0);
@@ -147,7 +149,8 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 		dwv_resolve_type(cur_type, &t);
 	}
 	if (t.kind != DWV_T_STRUCT && t.kind != DWV_T_UNION) {
-		char *tn = dwv_type_name(cur_type);
+		/* named as resolved: a typedef of int is "int" */
+		char *tn = dwv_type_name(t.has_die ? &t.die : cur_type);
 
 		dwq_seterr(err, errlen, "invalid access '->%s' vs. %s", member, tn);
 		free(tn);
@@ -175,24 +178,38 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 	return 0;
 }
 
+/* [N] (or [EXPR], the Ith step) on CUR_TYPE. SystemTap names the index
+ * "[N]" or "[indexI]"; an aggregate or an element of unknown size is
+ * reported at the variable (-2), anything else at the '[' (-1). */
 static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dwv_step *s,
-		      char *err, size_t errlen)
+		      int i, char *err, size_t errlen)
 {
 	struct dwv_type t, et;
 	Dwarf_Die elem;
+	char idx[32];
 
+	if (s->index_dynamic)
+		snprintf(idx, sizeof idx, "[index%d]", i);
+	else
+		snprintf(idx, sizeof idx, "[%lld]", (long long)s->index);
 	dwv_resolve_type(cur_type, &t);
 	if ((t.kind != DWV_T_ARRAY && t.kind != DWV_T_POINTER) || dwv__die_type(&t.die, &elem) < 0) {
-		char *tn = dwv_type_name(cur_type);
+		char *tn = dwv_type_name(t.has_die ? &t.die : cur_type);
+		int agg = t.kind == DWV_T_STRUCT || t.kind == DWV_T_UNION;
 
-		dwq_seterr(err, errlen, "cannot index type '%s'", tn);
+		if (agg)
+			dwq_seterr(err, errlen, "invalid access '%s' for %s", idx, tn);
+		else if (t.kind == DWV_T_POINTER)
+			dwq_seterr(err, errlen, "invalid access '%s' vs '%s'", idx, tn);
+		else
+			dwq_seterr(err, errlen, "invalid access '%s' vs. %s", idx, tn);
 		free(tn);
-		return -1;
+		return agg ? -2 : -1;
 	}
 	dwv_resolve_type(&elem, &et);
 	if (!et.size) {
-		dwq_seterr(err, errlen, "cannot index: element size unknown");
-		return -1;
+		dwq_seterr(err, errlen, "confused about array element size");
+		return -2;
 	}
 	if (t.kind == DWV_T_POINTER)
 		dwv__add_op(a, DWV_OP_LOAD_PTR, 0);
@@ -224,7 +241,7 @@ static int access_from(const struct dwv_loc *loc, Dwarf_Die *type, const struct 
 			rc = step_member(out, &cur, steps[i].member, err, errlen);
 			break;
 		case DWV_STEP_INDEX:
-			rc = step_index(out, &cur, &steps[i], err, errlen);
+			rc = step_index(out, &cur, &steps[i], i, err, errlen);
 			break;
 		case DWV_STEP_ADDROF:
 			if (!dwv__in_memory(out)) {
@@ -239,7 +256,7 @@ static int access_from(const struct dwv_loc *loc, Dwarf_Die *type, const struct 
 		}
 		if (rc < 0) {
 			dwv_access_free(out);
-			return -1;
+			return rc;
 		}
 	}
 	dwv_resolve_type(&cur, &out->type);

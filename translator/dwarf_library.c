@@ -301,6 +301,21 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 	return found;
 }
 
+/* A glob, or a bare name ld.so.cache knows, becomes the file found; a
+ * path or another name stays as written (SystemTap rewrites only what
+ * its own search resolved). */
+char *dwq_library_pn(const char *lib, const char *found)
+{
+	char *p;
+
+	if (strpbrk(lib, "*?["))
+		return strdup(found);
+	if (strchr(lib, '/'))
+		return strdup(lib);
+	p = search_cache(lib);
+	return p ? p : strdup(lib);
+}
+
 char *dwq_find_executable(const char *name, char *err, size_t errlen)
 {
 	const char *path = getenv("PATH");

@@ -438,10 +438,14 @@ static int spec_name_matches(struct collect *c, const char *name, const char *qu
 }
 
 /* ALIAS: a symbol-table name for this DIE's code (malloc for
- * __libc_malloc); it is then the name reported and matching is done. */
+ * __libc_malloc), already matched; the DIE's own name is reported, as
+ * SystemTap's pp() does. */
 static void add_dwarf_func(struct collect *c, Dwarf_Die *die, int inlined, const char *alias)
 {
 	const char *name = alias ? alias : die_name(die);
+
+	if (alias && die_name(die))
+		name = die_name(die);
 	const char *linkage, *file;
 	char qual[1200];
 	Dwarf_Addr entry;

@@ -135,6 +135,9 @@ void dwq_plts_free(struct dwq_plts *p);
  * default directories), then looked up on its own in those places.
  * Returns a malloc'd absolute path, or NULL with ERR set. */
 char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errlen);
+/* How SystemTap's pn() names a library written LIB and found at FOUND
+ * (malloc'ed). */
+char *dwq_library_pn(const char *lib, const char *found);
 
 /* process("NAME"): NAME with a '/' is made absolute; a bare name is
  * looked up on $PATH as SystemTap does. malloc'd, or NULL with ERR. */

@@ -130,8 +130,10 @@ struct dwv_access {
 
 /* Build the access for VAR followed by STEPS. Errors in SystemTap's words:
  * "unable to find member 'z' for struct point (alternatives: x, y)",
- * "invalid access '->z' vs. int", "cannot index type 'int'",
- * "cannot take address of register value". */
+ * "invalid access '->z' vs. int", "invalid access '[1]' vs. int",
+ * "cannot take address of register value"; -1, or -2 when SystemTap
+ * points at the variable rather than the failing component
+ * ("invalid access '[2]' for struct s"). */
 int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_step *steps,
 	       int nsteps, struct dwv_access *out, char *err, size_t errlen);
 void dwv_access_free(struct dwv_access *a);

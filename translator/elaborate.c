@@ -200,13 +200,15 @@ int pass2_elaborate(struct session *s)
 		elab_resolve(&c);
 	} while (before != c.user_probes.n + s->functions.n + s->globals.n ||
 		 c.probes_derived < c.user_probes.n);
-	if (c.errors)
+	/* As SystemTap, failed target expressions stay in the program until
+	 * types are checked, which reports them again (types.c). */
+	if (c.errors > c.tvar_errors)
 		return 1;
 
 	elab_fold_defined(&c);
 	if (!s->unoptimized)
 		elab_elide(&c, 0);
-	if (!c.errors)
+	if (c.errors == c.tvar_errors)
 		elab_infer_types(&c);
 	if (!c.errors)
 		elab_check(&c);

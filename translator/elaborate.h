@@ -81,6 +81,7 @@ struct elab {
 	struct vec bodies;	/* distinct struct probe * of s->probes */
 	int bodies_resolved, functions_resolved;
 	int errors;		  /* semantic errors reported by pass 2 */
+	int tvar_errors;	  /* of which failed target expressions */
 	int assert_types;	  /* types.c: final pass, report unresolved */
 	int changed;		  /* types.c: something inferred this round */
 	int context_calls;	  /* types.c: a call may type its function */
@@ -159,6 +160,7 @@ void elab_print_condition(struct strbuf *b, struct expr *cond);
 char *dp_full_pp(const struct derived_probe *dp);
 /* pn(), where it differs from pp() (an alias, a .plt point); else NULL */
 char *dp_full_pn(const struct derived_probe *dp);
+char *dp_full_from(const struct derived_probe *dp);
 
 /* Deep copies (elaborate_copy.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);

@@ -130,6 +130,13 @@ char *dp_full_pn(const struct derived_probe *dp)
 	return dp->point_pn ? with_suffixes(dp->point_pn, dp->point) : NULL;
 }
 
+/* The -p2 "<- ..." text of a probe at an address: pp() unless the
+ * resolver named it otherwise. */
+char *dp_full_from(const struct derived_probe *dp)
+{
+	return dp->point_from ? with_suffixes(dp->point_from, dp->point) : dp_full_pp(dp);
+}
+
 /* SystemTap resolves a condition in place only on a point that is not an
  * alias's name: the others' (and alias definitions') print as written. */
 enum cond_text { COND_AS_WRITTEN, COND_UNLESS_ALIAS };

@@ -207,7 +207,7 @@ static int run_pass5(struct session *s)
 	return 0;
 }
 
-static int run_passes(struct session *s)
+static int run_passes_1_4(struct session *s)
 {
 	if (run_pass1(s))
 		return 1;
@@ -229,9 +229,19 @@ static int run_passes(struct session *s)
 			return 1;
 		cache_store(s);
 	}
+	return 0;
+}
+
+static int run_passes(struct session *s)
+{
+	if (run_passes_1_4(s))
+		return 1;
+	/* as SystemTap: the count of suppressed messages follows the
+	 * translator's output, failed or not */
+	fflush(stdout);
+	diag_print_suppressed();
 	if (s->last_pass <= 4)
 		return 0;
-	fflush(stdout);
 	return run_pass5(s) ? 1 : 0;
 }
 

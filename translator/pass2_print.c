@@ -165,9 +165,11 @@ static void print_probe(struct session *s, struct strbuf *out, struct derived_pr
 		/* SystemTap's probes at an address: where in the file (a
 		 * fixed-address executable's offset from its start), and the
 		 * resolved point in place of the alias chain */
+		char *from = dp_full_from(dp);
 		sb_printf(out, " /* pc=%s+0x%llx */ /* <- %s */\n",
 			  dp->module_base ? ".absolute" : ".dynamic",
-			  (unsigned long long)(dp->addr - dp->module_base), pp);
+			  (unsigned long long)(dp->addr - dp->module_base), from);
+		free(from);
 	} else {
 		sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
 	}

@@ -134,6 +134,23 @@ static char *point_executable(struct elab *c, struct probe_component *c0, int *a
 	return NULL;
 }
 
+/* The .library("...") argument as written (lib != NULL: it is v[1]). */
+static const char *lib_arg(const struct probe_point *pp)
+{
+	return ((struct probe_component *)pp->components.v[1])->arg->str;
+}
+
+/* process("EXE")[.library("LIB")] as SystemTap's pn() has it. */
+static char *pn_prefix(const struct probe_point *pp, const char *exe, const char *lib)
+{
+	if (!lib)
+		return xasprintf("process(\"%s\")", exe);
+	char *l = dwq_library_pn(lib_arg(pp), lib);
+	char *s = xasprintf("process(\"%s\").library(\"%s\")", exe, l);
+	free(l);
+	return s;
+}
+
 /* The .function(...) component is pp->components.v[fi]; lib: the
  * .library(...) module (absolute path) or NULL for the executable. */
 static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
@@ -203,7 +220,17 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 		p->entry_pc = fn->probe;
 		p->func = xstrdup(fn->name);
 		d->kind = is_return ? PK_PROCESS_RETURN : PK_PROCESS_FUNCTION;
-		d->pp = dwl_function_pp(exe, lib, fn, suffix);
+		if (lib) {
+			/* SystemTap's pp() names the library as a process;
+			 * pn() and -p2's "<-" keep the .library form */
+			char *l = dwq_library_pn(lib_arg(pp), lib);
+			d->pp = dwl_function_pp(lib, NULL, fn, suffix);
+			d->point_pn = dwl_function_pp(exe, l, fn, suffix);
+			d->point_from = d->point_pn;
+			free(l);
+		} else {
+			d->pp = dwl_function_pp(exe, NULL, fn, suffix);
+		}
 		d->module = exe;
 		d->library = lib;
 		d->addr = p->pc;
@@ -230,6 +257,20 @@ static Dwarf_Off function_die_at(struct dwq_mod *m, const char *fname, uint64_t 
 			die = fs.v[i].die;
 	dwq_funcs_free(&fs);
 	return die;
+}
+
+/* A .library point: pp() (D->pp, already set) names the library as a
+ * process; pn() and -p2's "<-" keep the written form with the same tail. */
+static void lib_pn(const struct probe_point *pp, struct derived_probe *d, const char *exe,
+		   const char *lib)
+{
+	if (!lib)
+		return;
+	char *pre = pn_prefix(pp, exe, lib);
+	const char *tail = d->pp + strlen("process(\"\")") + strlen(lib);
+	d->point_pn = xasprintf("%s%s", pre, tail);
+	d->point_from = d->point_pn;
+	free(pre);
 }
 
 static const char *prefix_of(const char *exe, const char *lib, char *buf, size_t len)
@@ -266,7 +307,8 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, cs->tok, "%s", msg);
-	prefix_of(exe, lib, pre, sizeof pre);
+	/* SystemTap's pp() names a library as a process (lib_pn) */
+	prefix_of(lib ? lib : exe, NULL, pre, sizeof pre);
 	if (cs->arg->kind == E_NUMBER) {
 		uint64_t a = (uint64_t)cs->arg->num;
 		struct proc_point *p = xcalloc(1, sizeof *p);
@@ -277,6 +319,7 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 		dp->kind = PK_PROCESS_FUNCTION;
 		dp->pp = xasprintf("%s.statement(0x%llx)%s", pre, (unsigned long long)a,
 				   absolute ? ".absolute" : "");
+		lib_pn(pp, dp, exe, lib);
 		dp->module = exe;
 		dp->library = lib;
 		dp->addr = a;
@@ -312,6 +355,7 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 		d->kind = PK_PROCESS_FUNCTION;
 		d->pp = xasprintf("%s.statement(\"%s@%s:%d\")", pre, st.v[i].func, st.v[i].file,
 				  st.v[i].line);
+		lib_pn(pp, d, exe, lib);
 		d->module = exe;
 		d->library = lib;
 		d->addr = st.v[i].addr;
@@ -418,6 +462,7 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 		return pp_fail(err, cm->tok, "%s", msg);
 	uint64_t base = module_base(file);
 	struct derived_probe *d = NULL;
+	char *pre = pn_prefix(pp, exe, lib);
 	for (size_t i = 0; i < ps->n; i++) {
 		struct sdt_probe *m = &ps->v[i];
 		if ((provider && !sdt_name_matches(provider, m->provider)) ||
@@ -430,10 +475,16 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 			d = dp;
 		}
 		d->kind = PK_PROCESS_FUNCTION;
-		d->pp = lib ? xasprintf("process(\"%s\").library(\"%s\").provider(\"%s\").mark(\"%s\")",
-					exe, lib, m->provider, m->name)
-			    : xasprintf("process(\"%s\").provider(\"%s\").mark(\"%s\")", exe,
-					m->provider, m->name);
+		/* SystemTap's pp() is the marker's address; pn() names it as
+		 * written, the provider only if one was given */
+		d->pp = xasprintf("process(\"%s\").statement(0x%llx)", file,
+				  (unsigned long long)m->pc);
+		char *prov = provider ? xasprintf(".provider(\"%s\")", m->provider) : NULL;
+		d->point_pn = xasprintf("%s%s.mark(\"%s\")", pre, prov ? prov : "", m->name);
+		free(prov);
+		if (lib)
+			d->point_from = xasprintf("process(\"%s\").library(\"%s\").statement(0x%llx)",
+						  exe, lib_arg(pp), (unsigned long long)m->pc);
 		d->module = exe;
 		d->library = lib;
 		d->addr = m->pc;
@@ -441,6 +492,7 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 		d->semaphore = m->semaphore;
 		d->mark = m;
 	}
+	free(pre);
 	if (!d)
 		return pp_fail(err, NULL, "no match");
 	return PP_OK;

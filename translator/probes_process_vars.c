@@ -9,9 +9,10 @@
  * tapset's __tvar_* functions (tapset/tvar_access.stp, context_user.stp),
  * whose embedded C reads registers and memory through the runtime's
  * context API; the locations and access paths come from dwarf_vars
- * (dwv_*). In .return probes, @entry(EXPR) (and $param, which means
- * @entry($param) there, as in SystemTap) is evaluated by a hidden function
- * probe after the prologue and read back with __tvar_entry_get. Errors are
+ * (dwv_*). In .return probes, @entry(EXPR) (and $param, $p->x, $$parms,
+ * $p$, which mean @entry(...) there, as in SystemTap, with its "confusing
+ * usage" warning) is evaluated by a hidden function probe after the
+ * prologue and read back with __tvar_entry_get. Errors are
  * SystemTap's ("unable to find member ...", "write to target variable not
  * permitted; need stap -g"); --skip-badvars makes a bad one 0. */
 #include <stdlib.h>
@@ -29,6 +30,7 @@ struct lower {
 	int errors;
 	int quiet;          /* @defined trial: count errors, report none */
 	struct vec defined; /* @defined nodes folded to numbers */
+	struct entries *en; /* $x$ in a .return probe: values taken at entry */
 };
 
 static struct expr *number(const struct token *tok, int64_t n)
@@ -298,7 +300,8 @@ static int ref_access(struct lower *L, struct expr *e, struct target_ref *r, int
 }
 
 /* The access of the whole chain; on failure, err_tok is the first
- * component that failed (SystemTap points at that '->' or '['). */
+ * component that failed (SystemTap points at that '->' or '['), or the
+ * variable where the access says so. */
 static int ref_full_access(struct lower *L, struct expr *e, struct target_ref *r,
 			   struct dwv_access *a, char *msg, size_t len)
 {
@@ -307,8 +310,10 @@ static int ref_full_access(struct lower *L, struct expr *e, struct target_ref *r
 	for (int k = 1; k <= e->comps.n; k++) {
 		struct dwv_access t;
 		char m2[DWQ_ERRLEN];
-		if (ref_access(L, e, r, k, &t, m2, sizeof m2) < 0) {
-			r->err_tok = ((struct tcomp *)e->comps.v[k - 1])->tok;
+		int rc = ref_access(L, e, r, k, &t, m2, sizeof m2);
+		if (rc < 0) {
+			if (rc == -1)
+				r->err_tok = ((struct tcomp *)e->comps.v[k - 1])->tok;
 			snprintf(msg, len, "%s", m2);
 			return -1;
 		}
@@ -386,7 +391,7 @@ static struct expr *pretty_expr(struct lower *L, struct expr *e, struct target_r
 	if (dwv_pretty_var(L->pt->mod, &r->var, r->steps, r->nsteps, e->pretty == 2, &pr, msg,
 			   len) < 0)
 		return NULL;
-	return pretty_print_expr(e->tok, &pr, NULL, msg, len);
+	return pretty_print_expr(e->tok, &pr, L->en, msg, len);
 }
 
 static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *write_value,
@@ -447,6 +452,15 @@ static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char
 	}
 	if (!strcmp(e->str, "$$return"))
 		return lower_scope_return(L, e, msg, len);
+	if (strcmp(e->str, "$$parms") && strcmp(e->str, "$$locals") && strcmp(e->str, "$$vars")) {
+		/* $$other is the local "$other", as SystemTap looks it up */
+		struct dwv_var v;
+		if (dwv_find_var(pt->mod, pt->pc, e->str + 1, &v, msg, len) == 0) {
+			dwv_var_free(&v);
+			snprintf(msg, len, "unable to find local '%s'", e->str + 1);
+		}
+		return -1;
+	}
 	enum dwv_which which = !strcmp(e->str, "$$parms")	 ? DWV_PARMS
 			       : !strcmp(e->str, "$$locals") ? DWV_LOCALS
 							     : DWV_ALL;
@@ -568,6 +582,9 @@ static void fail_at(struct lower *L, struct expr *e, const struct token *tok, co
 	}
 	elab_error(L->c, tok, "%s", msg);
 	L->errors++;
+	L->c->tvar_errors++;
+	e->saved_error = xstrdup(msg);
+	e->saved_tok = tok;
 }
 
 static int lower_expr(struct expr *e, void *arg)
@@ -633,6 +650,45 @@ static int lower_expr(struct expr *e, void *arg)
 	return 1;
 }
 
+/* SystemTap's hint that $x in a .return probe is the value at entry;
+ * a repeat of the same text is suppressed (elab_warning). */
+static void warn_entry(struct lower *L, const struct expr *e)
+{
+	struct strbuf b = {0};
+	print_expr(&b, e);
+	char *t = sb_take(&b);
+	elab_warning(L->c, e->tok,
+		     "confusing usage, value is captured as @entry(%s) in .return probe "
+		     "[man stapprobes] RETURN PROBES",
+		     t);
+	free(t);
+}
+
+/* $x$ in a .return probe: formatted from values saved at entry (where
+ * the variables are found), as SystemTap's @entry($x->$). */
+static int pretty_at_entry(struct entries *en, struct expr *e)
+{
+	struct lower *L = en->L;
+	struct proc_point *pt = L->pt;
+	uint64_t pc = pt->pc;
+	int is_return = pt->is_return;
+	const struct token *et;
+	char msg[DWQ_ERRLEN];
+
+	pt->pc = pt->entry_pc;
+	pt->is_return = 0;
+	L->en = en;
+	struct expr *x = lower_ref(L, e, NULL, &et, msg, sizeof msg);
+	L->en = NULL;
+	pt->pc = pc;
+	pt->is_return = is_return;
+	if (x)
+		replace(e, x);
+	else
+		fail_at(L, e, et, msg);
+	return 1;
+}
+
 static int collect_entry(struct expr *e, void *arg)
 {
 	struct entries *en = arg;
@@ -642,6 +698,7 @@ static int collect_entry(struct expr *e, void *arg)
 	     !strcmp(e->str, "$$vars"))) {
 		char msg[DWQ_ERRLEN];
 		const struct token *tok = e->tok;
+		warn_entry(en->L, e);
 		if (lower_scope(en->L, e, en, msg, sizeof msg) < 0)
 			fail_at(en->L, e, tok, msg);
 		return 1;
@@ -649,9 +706,12 @@ static int collect_entry(struct expr *e, void *arg)
 	if (e->kind == E_ENTRY && e->left)
 		saved = elab_copy_expr(e->left);
 	else if (e->kind == E_TARGET && e->str && strcmp(e->str, "$return") &&
-		 strncmp(e->str, "$$", 2) && !e->pretty)
+		 strncmp(e->str, "$$", 2)) {
+		warn_entry(en->L, e);
+		if (e->pretty)
+			return pretty_at_entry(en, e);
 		saved = elab_copy_expr(e);
-	else
+	} else
 		return 0;
 	*e = *entry_slot(en, saved);
 	return 1;
@@ -742,7 +802,7 @@ void proc_lower_targets(struct elab *c, int from)
 		p->body = elab_copy_stmt(dp->probe->body);
 		dp->probe = p;
 		struct proc_point *pt = dp->proc;
-		struct lower L = {c, dp->proc, 0, 0, {0}};
+		struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
 		walk_stmt(p->body, NULL, defined_only, &L);
 		if (L.defined.n)
 			fold_defined_in(c, p, &L.defined);

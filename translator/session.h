@@ -64,6 +64,9 @@ struct derived_probe {
 	/* pn() where it is not pp() and no alias names it (.plt: the
 	 * .plt("NAME") form), before the point's ? ! and condition */
 	const char *point_pn;
+	/* the -p2 "<- ..." text where it is neither pp() nor pn() (a
+	 * .library mark: the library as written, at the marker's address) */
+	const char *point_from;
 };
 
 struct define { const char *name, *value; };  /* -D NAME[=VALUE] */

@@ -336,10 +336,13 @@ static void infer_print(struct tctx *tc, struct expr *e)
 	}
 }
 
-static void target_errors(struct tctx *tc, struct expr *e)
+/* One report of a target expression that did not resolve. */
+static void target_error(struct tctx *tc, struct expr *e)
 {
-	if (!tc->c->assert_types)
+	if (e->saved_error) {
+		elab_error(tc->c, e->saved_tok, "%s", e->saved_error);
 		return;
+	}
 	switch (e->kind) {
 	case E_TARGET:
 		elab_error(tc->c, e->tok, "unresolved target-symbol expression");
@@ -354,15 +357,32 @@ static void target_errors(struct tctx *tc, struct expr *e)
 	case E_ATVAR:
 		elab_error(tc->c, e->tok, "unresolved @var() expression");
 		break;
-	case E_ENTRY:
+	default:
+		break;
+	}
+}
+
+/* A target expression left unresolved, in a context expecting T. As
+ * SystemTap: reported (a failed one was already, when lowered); where
+ * the context gives no type, its type is unresolved too (and so is the
+ * print it is an argument of: E_PRINT). */
+static void target_errors(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	if (!tc->c->assert_types)
+		return;
+	if (e->kind == E_ENTRY) {
 		elab_error(tc->c, NULL, "while processing probe %s",
 			   tc->dp_pp ? tc->dp_pp : "begin");
 		elab_error(tc->c, e->tok,
 			   "internal error: @entry is only "
 			   "valid in .return probes");
 		return; /* a fatal one for SystemTap: nothing more */
-	default:
-		break;
+	}
+	if (!e->saved_error)
+		target_error(tc, e);
+	if (t != T_UNKNOWN) {
+		e->type = t;
+		return;
 	}
 	unresolved(tc, e);
 }
@@ -472,9 +492,11 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 		return;
 	case E_PRINT:
 		infer_print(tc, e);
+		/* SystemTap names the print too when an argument is untyped */
 		vec_foreach (struct expr *, a, &e->args)
 			if (a->type == T_UNKNOWN) {
-				unresolved(tc, e);
+				if (tc->c->assert_types && first_report(e))
+					elab_error(tc->c, e->tok, "unresolved type ");
 				break;
 			}
 		return;
@@ -494,7 +516,7 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 	case E_CAST:
 	case E_ATVAR:
 	case E_ENTRY:
-		target_errors(tc, e);
+		target_errors(tc, e, t);
 		return;
 	}
 }

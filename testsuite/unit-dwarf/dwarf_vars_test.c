@@ -126,6 +126,12 @@ static void test_static(void)
 				 acc.type.kind == DWV_T_CHAR && !acc.type.is_signed,
 			 "%s", err);
 		dwv_access_free(&acc);
+		s[0] = (struct dwv_step){DWV_STEP_INDEX, NULL, 0, 0};
+		s[1] = (struct dwv_step){DWV_STEP_INDEX, NULL, 2, 0};
+		dw_check("$p[0][2]: a struct indexed, reported at the variable (-2)",
+			 dwv_access(m, &v, s, 2, &acc, err, sizeof err) == -2 &&
+				 !strcmp(err, "invalid access '[2]' for struct point"),
+			 "%s", err);
 		s[0] = (struct dwv_step){DWV_STEP_INDEX, NULL, 0, 1};
 		dw_check("$p[i]: pointer indexed at run time by sizeof(struct point)",
 			 dwv_access(m, &v, s, 1, &acc, err, sizeof err) == 0 && acc.nops == 2 &&
@@ -144,9 +150,14 @@ static void test_static(void)
 	if (dwv_find_var(m, probe_of(m, "add"), "a", &v, err, sizeof err) == 0) {
 		struct dwv_step s[1] = {{DWV_STEP_INDEX, NULL, 1, 0}};
 
-		dw_check("$a[1] on an int: cannot index",
-			 dwv_access(m, &v, s, 1, &acc, err, sizeof err) < 0 &&
-				 !strcmp(err, "cannot index type 'int'"),
+		dw_check("$a[1] on an int: SystemTap's message, at the '['",
+			 dwv_access(m, &v, s, 1, &acc, err, sizeof err) == -1 &&
+				 !strcmp(err, "invalid access '[1]' vs. int"),
+			 "%s", err);
+		s[0] = (struct dwv_step){DWV_STEP_INDEX, NULL, 0, 1};
+		dw_check("$a[$i] on an int: the index named by its step",
+			 dwv_access(m, &v, s, 1, &acc, err, sizeof err) == -1 &&
+				 !strcmp(err, "invalid access '[index0]' vs. int"),
 			 "%s", err);
 		dwv_var_free(&v);
 	}
