@@ -525,6 +525,20 @@ static void to_call(struct expr *e, const char *name, int n, const int64_t *args
 		vec_push(&e->args, num_expr(tok, args[i]));
 }
 
+
+/* --skip-badvars: a variable that cannot be found reads as 0. */
+static int badvar_zero(struct mark_lower *L, struct expr *e)
+{
+	const struct token *tok = e->tok;
+
+	if (!L->c->s->skip_badvars)
+		return 0;
+	memset(e, 0, sizeof *e);
+	e->kind = E_NUMBER;
+	e->tok = tok;
+	return 1;
+}
+
 /* One argument as a __tvar_* call in place of e; -1 with msg if the
  * operand is of a form not handled. */
 static int lower_mark_arg(struct expr *e, const struct sdt_arg *a, char *msg, size_t len)
@@ -625,12 +639,8 @@ static int lower_mark_expr(struct expr *e, void *arg)
 			 "$$name, $$provider)",
 			 e->str + 1, m->name, m->nargs > 0 ? m->nargs : 0);
 	}
-	if (L->c->s->skip_badvars) {
-		memset(e, 0, sizeof *e);
-		e->kind = E_NUMBER;
-		e->tok = tok;
+	if (badvar_zero(L, e))
 		return 1;
-	}
 	elab_error(L->c, tok, "%s", msg);
 	return 1;
 }
@@ -653,12 +663,8 @@ static int lower_plt_expr(struct expr *e, void *arg)
 		e->str = is_name ? L->plt_name : "";
 		return 1;
 	}
-	if (L->c->s->skip_badvars) {
-		memset(e, 0, sizeof *e);
-		e->kind = E_NUMBER;
-		e->tok = tok;
+	if (badvar_zero(L, e))
 		return 1;
-	}
 	elab_error(L->c, tok, "unable to find plt variable '%s' (alternatives: $$name)", e->str);
 	return 1;
 }
@@ -693,12 +699,8 @@ static int lower_syscall_expr(struct expr *e, void *arg)
 		to_call(e, "__tvar_reg", 3, (int64_t[]){argregs[n - 1], 8, 1});
 		return 1;
 	}
-	if (L->c->s->skip_badvars) {
-		memset(e, 0, sizeof *e);
-		e->kind = E_NUMBER;
-		e->tok = tok;
+	if (badvar_zero(L, e))
 		return 1;
-	}
 	elab_error(L->c, tok,
 		   "unable to find local '%s' in a .syscall%s probe (alternatives: $syscall, "
 		   "$arg1..$arg6%s)",
