@@ -168,29 +168,29 @@ int dcg_is_stub(struct _stp_pt_thread *t, uint64_t addr)
 
 /* ---- symbols ---- */
 
-const struct _stp_syminfo *dcg_sym(struct dthread *d, uint64_t addr)
+const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr)
 {
-	struct _stp_symtab *st = dcg_symtab_of(d->pid);
+	struct _stp_symtab *st = dcg_symtab_of(pid);
 	return st ? _stp_sym_lookup(st, addr) : NULL;
 }
 
-int dcg_func_start(struct dthread *d, uint64_t addr)
+int dcg_func_start(pid_t pid, uint64_t addr)
 {
-	const struct _stp_syminfo *si = dcg_sym(d, addr);
+	const struct _stp_syminfo *si = dcg_sym(pid, addr);
 	return si && si->name && si->offset == 0;
 }
 
 /* Are a and b in the same function (X.cold counts as X)? */
-int dcg_same_func(struct dthread *d, uint64_t a, uint64_t b)
+int dcg_same_func(pid_t pid, uint64_t a, uint64_t b)
 {
-	const struct _stp_syminfo *sa = dcg_sym(d, a);
+	const struct _stp_syminfo *sa = dcg_sym(pid, a);
 	if (!sa || !sa->name)
 		return 0;
 	uint64_t sa_addr = sa->symaddr;
 	char name[256];
 	const char *mod = sa->modpath;
 	snprintf(name, sizeof name, "%s", sa->name);
-	const struct _stp_syminfo *sb = dcg_sym(d, b);
+	const struct _stp_syminfo *sb = dcg_sym(pid, b);
 	if (!sb || !sb->name)
 		return 0;
 	if (sb->symaddr == sa_addr)
@@ -199,10 +199,28 @@ int dcg_same_func(struct dthread *d, uint64_t a, uint64_t b)
 }
 
 /* The function containing pc: its start if known, else pc. */
-uint64_t dcg_func_of(struct dthread *d, uint64_t pc)
+uint64_t dcg_func_of(pid_t pid, uint64_t pc)
 {
-	const struct _stp_syminfo *si = dcg_sym(d, pc);
+	const struct _stp_syminfo *si = dcg_sym(pid, pc);
 	return si && si->name ? si->symaddr : pc;
+}
+
+int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to)
+{
+	pid_t pid = _stp_pt_pid(t);
+
+	return (dcg_func_start(pid, to) || dcg_is_stub(t, to)) && !dcg_same_func(pid, from, to);
+}
+
+int _stp_dcg_func_range(struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo, uint64_t *hi)
+{
+	const struct _stp_syminfo *si = dcg_sym(_stp_pt_pid(t), addr);
+
+	if (!si || !si->name || !si->size)
+		return -1;
+	*lo = si->symaddr;
+	*hi = si->symaddr + si->size;
+	return 0;
 }
 
 /* ---- the script side ---- */
@@ -214,10 +232,12 @@ static void thread_off(struct dthread *d, int keep_mode)
 {
 	int was_on = d->on;
 
-	if (d->t && d->on && !keep_mode && mech != MECH_BREAKPOINT)
-		_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
-	if (d->t && d->on && !keep_mode && mech == MECH_BREAKPOINT)
-		_stp_pt_signal_step(d->t, NULL, NULL);
+	if (d->t && was_on && !keep_mode) {
+		if (mech == MECH_BREAKPOINT)
+			_stp_pt_signal_step(d->t, NULL, NULL);
+		else
+			_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
+	}
 	d->on = 0;
 	/* the last traced thread of its process: the sites go (at the end
 	 * of the run the engine's detach removes them) */
@@ -267,8 +287,8 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	d->nf = 0;
 	/* The root: the function we are in; at its first instruction the
 	 * return-address slot is at rsp. */
-	int at_entry = dcg_func_start(d, r.rip);
-	uint64_t f = dcg_func_of(d, r.rip);
+	int at_entry = dcg_func_start(d->pid, r.rip);
+	uint64_t f = dcg_func_of(d->pid, r.rip);
 	d->t0 = dcg_now_ns();
 	dcg_push(d, r.rsp, f, at_entry);
 	d->root_pending = dcg_probes_wanted();
@@ -311,24 +331,22 @@ void _stp_dcg_thread_gone(pid_t tid)
 
 	if (!d)
 		return;
-	int was_on = d->on;
+	d->t = NULL; /* the engine has forgotten it: nothing to switch off there */
+	thread_off(d, 0);
+}
 
-	d->t = NULL; /* the engine has forgotten it */
-	d->on = 0;
-	d->hold = NO_HOLD;
-	dcg_flush_thread(d);
-	d->nf = 0;
-	if (was_on && mech == MECH_BREAKPOINT && !pid_traced(d->pid))
-		_stp_dcg_sites_release(d->pid);
+static void drop_decodings(pid_t pid)
+{
+	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
+		if (decs[i].pid == pid)
+			decs[i].valid = 0;
 }
 
 /* pid's memory is gone (exec, exit): its sites, decodings and symbols. */
 static void forget_pid(pid_t pid)
 {
 	_stp_dcg_sites_forget(pid);
-	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
-		if (decs[i].pid == pid)
-			decs[i].valid = 0;
+	drop_decodings(pid);
 	for (size_t i = 0; i < nstabs; i++)
 		if (stabs[i].pid == pid) {
 			if (stabs[i].st)
@@ -358,9 +376,7 @@ void _stp_dcg_libs_changed(struct _stp_pt_thread *t)
 	/* code may have been unmapped: what was decoded or symbolized there
 	 * may now be another library's */
 	_stp_dcg_sites_unmapped(t);
-	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
-		if (decs[i].pid == pid)
-			decs[i].valid = 0;
+	drop_decodings(pid);
 	/* records are named from the symbol cache: print them first */
 	for (size_t i = 0; i < dcg_nthreads; i++)
 		if (dcg_threads[i]->pid == pid)

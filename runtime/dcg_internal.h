@@ -19,7 +19,8 @@ int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_
 /* The cached code window is stale (exec, dlclose, munmap). */
 void _stp_dcg_window_drop(void);
 
-/* Does a jump from `from` to `to` enter another function (a tail call)? */
+/* Does a jump from `from` to `to` enter another function (a tail call:
+ * the start of another function, or a PLT stub)? */
 int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to);
 
 /* The bounds of the function containing addr, when its symbol has a
@@ -140,12 +141,12 @@ const struct dec *dcg_decode_at(struct _stp_pt_thread *t, uint64_t addr);
 int dcg_is_endbr(struct _stp_pt_thread *t, uint64_t addr);
 /* A PLT stub: (endbr64;) jmp *GOT(%rip). */
 int dcg_is_stub(struct _stp_pt_thread *t, uint64_t addr);
-const struct _stp_syminfo *dcg_sym(struct dthread *d, uint64_t addr);
-int dcg_func_start(struct dthread *d, uint64_t addr);
+const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr);
+int dcg_func_start(pid_t pid, uint64_t addr);
 /* Are a and b in the same function (X.cold counts as X)? */
-int dcg_same_func(struct dthread *d, uint64_t a, uint64_t b);
+int dcg_same_func(pid_t pid, uint64_t a, uint64_t b);
 /* The function containing pc: its start if known, else pc. */
-uint64_t dcg_func_of(struct dthread *d, uint64_t pc);
+uint64_t dcg_func_of(pid_t pid, uint64_t pc);
 
 /* dcg_tree.c: records, output, the shadow stack. */
 int dcg_probes_wanted(void);

@@ -50,25 +50,6 @@ void dcg_on_step(struct _stp_pt_thread *t, void *data)
 
 /* ---- the breakpoint mechanism's traps ---- */
 
-int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to)
-{
-	struct dthread tmp = {.pid = _stp_pt_pid(t)};
-
-	return (dcg_func_start(&tmp, to) || dcg_is_stub(t, to)) && !dcg_same_func(&tmp, from, to);
-}
-
-int _stp_dcg_func_range(struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo, uint64_t *hi)
-{
-	struct dthread tmp = {.pid = _stp_pt_pid(t)};
-	const struct _stp_syminfo *si = dcg_sym(&tmp, addr);
-
-	if (!si || !si->name || !si->size)
-		return -1;
-	*lo = si->symaddr;
-	*hi = si->symaddr + si->size;
-	return 0;
-}
-
 static int read_mem(void *ctx, uint64_t addr, void *buf, size_t n)
 {
 	return _stp_pt_read(ctx, addr, buf, n);

@@ -65,10 +65,10 @@ static void fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t fro
 	ev.ns = dcg_now_ns() - d->t0;
 	ev.callee = name;
 	if (kind == DCG_CALL) {
-		ev.caller = from ? dcg_func_of(d, from) : 0;
+		ev.caller = from ? dcg_func_of(d->pid, from) : 0;
 		ev.tail = f ? f->tail : 0;
 	} else {
-		ev.caller = dcg_func_of(d, to);
+		ev.caller = dcg_func_of(d->pid, to);
 		ev.dur = f ? ev.ns - (int64_t)f->ns : 0;
 	}
 	memset(&tc, 0, sizeof tc);
@@ -156,7 +156,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	/* symbolize the callee now (a cached lookup after the first): once
 	 * the process has exited, its modules can no longer be read */
 	if (kind == DCG_CALL)
-		(void)dcg_sym(d, name);
+		(void)dcg_sym(d->pid, name);
 	struct rec *r = &d->r[d->nr++];
 	r->kind = (uint8_t)kind;
 	r->sig = 0;
@@ -302,7 +302,7 @@ static void classify(struct dthread *d, uint64_t to)
 	}
 	if (!dcg_nleaf && !dcg_nexcl)
 		return;
-	const struct _stp_syminfo *si = dcg_sym(d, to);
+	const struct _stp_syminfo *si = dcg_sym(d->pid, to);
 	if (matches(dcg_exclpat, dcg_nexcl, si))
 		f->hide = f->mute = 1;
 	else if (matches(dcg_leafpat, dcg_nleaf, si))
@@ -345,7 +345,7 @@ static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 	if (d->nf == before && d->nf && !d->f[d->nf - 1].known)
 		pop(d, from, to);
 	if (!d->nf) /* returned out of the root: the caller is the new root */
-		dcg_push(d, 0, dcg_func_of(d, to), 0);
+		dcg_push(d, 0, dcg_func_of(d->pid, to), 0);
 }
 
 static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
@@ -358,8 +358,8 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 	top = d->nf ? &d->f[d->nf - 1] : NULL;
 	if (top && top->stub) {
 		/* leaving a PLT stub (or the lazy-binding code) for a function */
-		if (dcg_func_start(d, to) && !dcg_is_stub(t, to)) {
-			const struct _stp_syminfo *si = dcg_sym(d, to);
+		if (dcg_func_start(d->pid, to) && !dcg_is_stub(t, to)) {
+			const struct _stp_syminfo *si = dcg_sym(d->pid, to);
 			if (d->hold == NO_HOLD && si && si->name &&
 			    !strncmp(si->name, "_dl_runtime_", 12)) {
 				/* lazy binding: its calls go under the call */
@@ -389,7 +389,7 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 	if (!top)
 		return;
 	/* tail call: a jump to the start of another function */
-	if ((dcg_func_start(d, to) || dcg_is_stub(t, to)) && !dcg_same_func(d, from, to))
+	if (_stp_dcg_enters_func(t, from, to))
 		dcg_enter(d, t, from, to, top->sp, top->known, 1, 0);
 }
 
