@@ -13,6 +13,7 @@
 #include "stp_internal.h"
 #include "process.h"
 #include "dcg.h"
+#include "target.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -715,17 +716,6 @@ int _stp_proc_dispatch(void)
 	return root_gone || _stp_pt_active(S) == 0;
 }
 
-static void report_exit(int status)
-{
-	if (!verbose_exit)
-		return;
-	if (WIFSIGNALED(status))
-		fprintf(stderr, "Child process exited with signal %d (%s)\n", WTERMSIG(status),
-			strsignal(WTERMSIG(status)));
-	else
-		fprintf(stderr, "Child process exited with status %d\n", WEXITSTATUS(status));
-}
-
 void _stp_proc_finish(int verbose)
 {
 	int status;
@@ -734,7 +724,7 @@ void _stp_proc_finish(int verbose)
 		return;
 	_stp_dcg_finish(verbose);
 	if (root_gone)
-		report_exit(root_status);
+		_stp_target_report_exit(root_status, verbose_exit);
 	sem_restore_all();
 	_stp_pt_detach_all(S);
 	_stp_pt_session_free(S);

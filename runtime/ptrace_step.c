@@ -127,10 +127,11 @@ __asm__(".pushsection .text\n"
 extern const char _stp_pt_btf_seq[] __attribute__((visibility("hidden")));
 extern const char _stp_pt_btf_end[] __attribute__((visibility("hidden")));
 
-int _stp_pt_blockstep_honoured(void)
+/* A traced child for a self-test, stopped before it runs `then` (NULL:
+ * nothing) and exits; its pid, or a negative errno. */
+static pid_t self_test_child(void (*then)(void))
 {
-	struct user_regs_struct r;
-	int st, stops = 0, rc = -EIO;
+	int st;
 	pid_t pid = fork();
 
 	if (pid < 0)
@@ -138,10 +139,26 @@ int _stp_pt_blockstep_honoured(void)
 	if (pid == 0) {
 		ptrace(PTRACE_TRACEME, 0, 0, 0);
 		raise(SIGSTOP);
+		if (then)
+			then();
 		_exit(0);
 	}
-	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st))
-		goto out;
+	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		return -EIO;
+	}
+	return pid;
+}
+
+int _stp_pt_blockstep_honoured(void)
+{
+	struct user_regs_struct r;
+	int st, stops = 0, rc = -EIO;
+	pid_t pid = self_test_child(NULL);
+
+	if (pid < 0)
+		return pid;
 	if (ptrace(PTRACE_GETREGS, pid, 0, &r) < 0)
 		goto out;
 	r.rip = (uint64_t)(uintptr_t)_stp_pt_btf_seq;
@@ -182,18 +199,10 @@ int _stp_pt_hwbp_honoured(void)
 {
 	struct user_regs_struct r;
 	int st, rc = -EIO;
-	pid_t pid = fork();
+	pid_t pid = self_test_child(_stp_pt_hwbp_target);
 
 	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		ptrace(PTRACE_TRACEME, 0, 0, 0);
-		raise(SIGSTOP);
-		_stp_pt_hwbp_target();
-		_exit(0);
-	}
-	if (waitpid(pid, &st, __WALL) < 0 || !WIFSTOPPED(st))
-		goto out;
+		return pid;
 	/* DR0 = the function, DR7 = local enable of DR0, break on execution */
 	if (ptrace(PTRACE_POKEUSER, pid, offsetof(struct user, u_debugreg[0]),
 		   (void *)(uintptr_t)_stp_pt_hwbp_target) < 0 ||

@@ -106,7 +106,7 @@ int _stp_target_pidfd(void)
 	return pidfd;
 }
 
-static void report_exit(int status, int verbose)
+void _stp_target_report_exit(int status, int verbose)
 {
 	if (!verbose)
 		return;
@@ -126,7 +126,7 @@ int _stp_target_reap(int verbose)
 	if (waitpid(child, &status, WNOHANG) != child)
 		return 0;
 	child = 0;
-	report_exit(status, verbose);
+	_stp_target_report_exit(status, verbose);
 	return 1;
 }
 

@@ -19,5 +19,8 @@ int _stp_target_pidfd(void);
 int _stp_target_reap(int verbose);
 /* End of run: kill a -c command still running, reap it, close fds. */
 void _stp_target_finish(int verbose);
+/* At verbose >= 1: how the -c command ended (waitpid's status), on
+ * stderr, as SystemTap says it. */
+void _stp_target_report_exit(int status, int verbose);
 
 #endif
