@@ -162,8 +162,10 @@ char *dp_full_pp(const struct derived_probe *dp);
 char *dp_full_pn(const struct derived_probe *dp);
 char *dp_full_from(const struct derived_probe *dp);
 
-/* Deep copies (elaborate_copy.c). */
+/* Deep copies (elaborate_walk.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);
+/* A copy of probe p with no locals (they are found again) and `body`. */
+struct probe *elab_copy_probe(const struct probe *p, struct stmt *body);
 struct expr *elab_copy_expr(const struct expr *e);
 
 /* ---- symbols and functions (elaborate_resolve.c) ---- */

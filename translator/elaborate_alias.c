@@ -276,9 +276,7 @@ static void push_stmts(struct vec *dst, const struct stmt *body)
 
 static struct probe *merge_alias(const struct probe *user, const struct probe_alias *al)
 {
-	struct probe *p = xcalloc(1, sizeof *p);
-	*p = *user;
-	memset(&p->locals, 0, sizeof p->locals);
+	struct probe *p = elab_copy_probe(user, NULL);
 	struct stmt *blk = stmt_new(S_BLOCK, user->body ? user->body->tok : al->tok);
 	if (al->epilogue) {
 		push_stmts(&blk->stmts, user->body);

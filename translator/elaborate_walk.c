@@ -124,3 +124,14 @@ struct stmt *elab_copy_stmt(const struct stmt *s)
 	n->limit = elab_copy_expr(s->limit);
 	return n;
 }
+
+struct probe *elab_copy_probe(const struct probe *p, struct stmt *body)
+{
+	struct probe *n = xcalloc(1, sizeof *n);
+
+	*n = *p;
+	memset(&n->locals, 0, sizeof n->locals);
+	n->body = body;
+	return n;
+}
+

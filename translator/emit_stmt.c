@@ -87,10 +87,24 @@ static void if_stmt(struct emitter *E, const struct stmt *st)
 	emit_action(E, st->tok);
 }
 
+/* A loop's body, where break and continue go to brk and cont; then the
+ * cont label. */
+static void loop_body(struct emitter *E, const struct stmt *body, const char *brk,
+		      const char *cont)
+{
+	const char *ob = E->brk_label, *oc = E->cont_label;
+
+	E->brk_label = brk;
+	E->cont_label = cont;
+	emit_stmt(E, body);
+	E->brk_label = ob;
+	E->cont_label = oc;
+	label(E, cont);
+}
+
 static void for_stmt(struct emitter *E, const struct stmt *st)
 {
 	const char *brk = emit_label(E, "brk"), *cont = emit_label(E, "cont");
-	const char *ob = E->brk_label, *oc = E->cont_label;
 	emit_action(E, st->tok);
 	if (st->init)
 		emit_line(E, "(void)(%s);", emit_to_string(E, st->init));
@@ -99,12 +113,7 @@ static void for_stmt(struct emitter *E, const struct stmt *st)
 	iteration(E, st, st->body);
 	if (st->cond)
 		emit_line(E, "if (!(%s)) goto %s;", emit_to_string(E, st->cond), brk);
-	E->brk_label = brk;
-	E->cont_label = cont;
-	emit_stmt(E, st->body);
-	E->brk_label = ob;
-	E->cont_label = oc;
-	label(E, cont);
+	loop_body(E, st->body, brk, cont);
 	if (st->incr)
 		emit_line(E, "(void)(%s);", emit_to_string(E, st->incr));
 	E->indent--;
@@ -148,19 +157,13 @@ static void foreach_hist(struct emitter *E, const struct stmt *st)
 		return;
 	}
 	const char *brk = emit_label(E, "brk"), *cont = emit_label(E, "cont");
-	const char *ob = E->brk_label, *oc = E->cont_label;
 	const char *kv = emit_var(k->var);
 	emit_action(E, st->tok);
 	emit_line(E, "for (%s = 0; %s < %lld; %s++) {", kv, kv, (long long)hist_buckets(st->array),
 		  kv);
 	E->indent++;
 	iteration(E, st, st->body);
-	E->brk_label = brk;
-	E->cont_label = cont;
-	emit_stmt(E, st->body);
-	E->brk_label = ob;
-	E->cont_label = oc;
-	label(E, cont);
+	loop_body(E, st->body, brk, cont);
 	E->indent--;
 	emit_line(E, "}");
 	label(E, brk);

@@ -727,10 +727,7 @@ void proc_lower_marks(struct elab *c, int from)
 		if (!any)
 			continue;
 		/* Each marker has its own operands: its own body. */
-		struct probe *p = xcalloc(1, sizeof *p);
-		*p = *dp->probe;
-		memset(&p->locals, 0, sizeof p->locals);
-		p->body = elab_copy_stmt(dp->probe->body);
+		struct probe *p = elab_copy_probe(dp->probe, elab_copy_stmt(dp->probe->body));
 		dp->probe = p;
 		struct mark_lower L = {c, dp->mark, dp->kind == PK_PROCESS_SYSCALL_RETURN,
 				       dp->plt_name};

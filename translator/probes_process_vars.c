@@ -729,10 +729,7 @@ static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct en
 	*pt = *rp;
 	pt->pc = rp->entry_pc;
 	pt->is_return = 0;
-	struct probe *p = xcalloc(1, sizeof *p);
-	*p = *ret->probe;
-	memset(&p->locals, 0, sizeof p->locals);
-	p->body = stmt_new(S_BLOCK, ret->probe->tok);
+	struct probe *p = elab_copy_probe(ret->probe, stmt_new(S_BLOCK, ret->probe->tok));
 	for (int i = 0; i < en->exprs.n; i++) {
 		struct expr *x = en->exprs.v[i];
 		struct stmt *st = stmt_new(S_EXPR, x->tok);
@@ -796,10 +793,7 @@ void proc_lower_targets(struct elab *c, int from)
 		if (!any)
 			continue;
 		/* Each function has its own locations: its own body. */
-		struct probe *p = xcalloc(1, sizeof *p);
-		*p = *dp->probe;
-		memset(&p->locals, 0, sizeof p->locals);
-		p->body = elab_copy_stmt(dp->probe->body);
+		struct probe *p = elab_copy_probe(dp->probe, elab_copy_stmt(dp->probe->body));
 		dp->probe = p;
 		struct proc_point *pt = dp->proc;
 		struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
