@@ -70,6 +70,8 @@ static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk, int verify)
 	if ((rc = _stp_pt_mm_write(mm, bk->addr, &cc, 1)) < 0)
 		return rc;
 	bk->live = 1;
+	if (mm->bk_watch)
+		mm->bk_watch(bk->addr, 1, mm->bk_watch_data);
 	return 0;
 }
 
@@ -88,6 +90,23 @@ static void bk_disarm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
 		pt_debug("could not restore %#llx in %d", (unsigned long long)bk->addr,
 			 (int)mm->pid);
 	bk->live = 0;
+	if (mm->bk_watch)
+		mm->bk_watch(bk->addr, 0, mm->bk_watch_data);
+}
+
+int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr)
+{
+	struct _stp_pt_bkpt *bk = p->mm ? _stp_pt_bk_find(p->mm, addr) : NULL;
+
+	return bk && bk->live;
+}
+
+void _stp_pt_watch_breakpoints(struct _stp_pt_proc *p, _stp_pt_bkpt_fn fn, void *data)
+{
+	if (!p->mm)
+		return;
+	p->mm->bk_watch = fn;
+	p->mm->bk_watch_data = data;
 }
 
 static struct _stp_pt_bkpt *bk_get(struct pt_mm *mm, uint64_t addr, int verify, int *rc)
@@ -531,6 +550,9 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 		run_entries(t, bk);
 	if (t->regs.rip != bk->addr || !bk->live)
 		return 0; /* a handler moved the thread, or no int3 remains */
+	if (t->hooks && t->hooks->runs_displaced &&
+	    t->hooks->runs_displaced(t, bk->addr, t->hooks_data))
+		return 0; /* its mechanism runs the instruction */
 	rc = displaced(t, bk);
 	if (rc < 0) {
 		s->stats.errors++;

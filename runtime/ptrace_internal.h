@@ -63,6 +63,8 @@ struct pt_mm {
 	struct pt_scratch *scratch;
 	struct _stp_pt_probe *dead_probes;
 	uint64_t syscall_insn; /* an executable 0f 05, 0 until searched */
+	_stp_pt_bkpt_fn bk_watch; /* told of every int3 armed or disarmed */
+	void *bk_watch_data;
 };
 
 /* A return probe's frame, waiting for its function to return. */
@@ -105,6 +107,9 @@ struct _stp_pt_thread {
 	size_t nframes, cap;
 	uint64_t *cur_frame_data;
 	uint64_t probe_point;
+	/* a mechanism running the thread from translated code */
+	const struct _stp_pt_thread_hooks *hooks;
+	void *hooks_data;
 	void *user;
 	struct _stp_pt_thread *next;	     /* in proc */
 	struct _stp_pt_thread *hnext;	     /* in session tid hash */

@@ -1,0 +1,249 @@
+/* The code cache of a thread: chunks near the code they translate, the
+ * blocks (by native start, by cache address), the directory the agent
+ * reads, the links between blocks, and clean points (where a native pc
+ * can be entered with native registers). */
+#include "xlate/xl_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 64 /* blocks translated ahead per request */
+
+struct xl_block *xl_block_at(struct xl_thread *xt, uint64_t native)
+{
+	return (struct xl_block *)(uintptr_t)xl_map_get(&xt->byn, native);
+}
+
+struct xl_block *xl_block_of_cache(struct xl_thread *xt, uint64_t cache)
+{
+	size_t lo = 0, hi = xt->nbyc;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct xl_block *b = xt->byc[mid];
+		if (cache < b->cache)
+			hi = mid;
+		else if (cache >= b->cache + b->size)
+			lo = mid + 1;
+		else
+			return b;
+	}
+	return NULL;
+}
+
+uint32_t xl_fid(struct _stp_xl_engine *x, struct _stp_pt_thread *t, uint64_t addr)
+{
+	uint64_t f = x->ops.func_of ? x->ops.func_of(x->core, t, addr) : 0;
+
+	if (!f)
+		return 0;
+	uint64_t id = xl_map_get(&x->fids, f);
+	if (!id) {
+		id = ++x->next_fid;
+		xl_map_put(&x->fids, f, id);
+	}
+	return (uint32_t)id;
+}
+
+struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native)
+{
+	for (int i = xt->nch - 1; i >= 0; i--) {
+		struct xl_chunk *ch = &xt->ch[i];
+		uint64_t d = ch->addr > native ? ch->addr - native : native - ch->addr;
+		if (d < XL_CHUNK_REACH && ch->used + XL_BLOCK_MAX <= ch->size)
+			return ch;
+	}
+	if (xt->nch == XL_MAX_CHUNKS ||
+	    (size_t)(xt->nch + 1) * XL_CHUNK_SIZE > xt->xp->x->cfg.cache_bytes)
+		return NULL;
+	if (xl_map_chunk(xt, native, &xt->ch[xt->nch]) < 0)
+		return NULL;
+	return &xt->ch[xt->nch++];
+}
+
+/* Point exit x at block b (rel32 when in reach, else through its stub as
+ * a far trampoline: jmp [rip+lit]). */
+static void link_exit(struct xl_thread *xt, struct xl_exit *x, struct xl_block *b)
+{
+	struct xl_block *from = x->b;
+	uint8_t *code = from->chunk->mem + (from->cache - from->chunk->addr);
+	uint64_t to = b->cache + b->body, at = from->cache + x->off;
+	ZydisEncoderOperand op = xl_reg(ZYDIS_REGISTER_NONE);
+	struct xl_emit e;
+
+	if (xl_emit_branch_to_at(code + x->off, x->len, x->mn, at, to) == 0) {
+		x->linked = 1;
+		return;
+	}
+	/* far: the stub becomes jmp [rip+lit]; lit */
+	uint64_t stub = from->cache + x->stub;
+	uint64_t lit = (stub + 6 + 7) & ~7ull;
+	xl_emit_init(&e, code + x->stub, (size_t)(lit + 8 - stub), stub);
+	op = xl_abs(lit, 8);
+	op.mem.base = ZYDIS_REGISTER_RIP;
+	xl_emit1(&e, ZYDIS_MNEMONIC_JMP, op);
+	xl_emit_fini(&e);
+	if (e.err || e.len > lit - stub)
+		return;
+	memcpy(code + (lit - from->cache), &to, 8);
+	if (xl_emit_branch_to_at(code + x->off, x->len, x->mn, at, stub) == 0)
+		x->linked = 1;
+	(void)xt;
+}
+
+static int index_by_cache(struct xl_thread *xt, struct xl_block *b)
+{
+	if (xt->nbyc == xt->capbyc) {
+		size_t cap = xt->capbyc ? 2 * xt->capbyc : 256;
+		struct xl_block **v = realloc(xt->byc, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		xt->byc = v;
+		xt->capbyc = cap;
+	}
+	size_t i = xt->nbyc;
+	while (i > 0 && xt->byc[i - 1]->cache > b->cache)
+		i--;
+	memmove(xt->byc + i + 1, xt->byc + i, (xt->nbyc - i) * sizeof *xt->byc);
+	xt->byc[i] = b;
+	xt->nbyc++;
+	return 0;
+}
+
+/* The directory (open addressing, read by the agent: layout.h). */
+static int dir_put(struct xl_thread *xt, const struct xl_block *b)
+{
+	struct xl_dirent *d = (struct xl_dirent *)(xt->rg.mem + XL_DIR_OFF);
+	uint64_t i = (b->native * 0x9E3779B97F4A7C15ull) >> (64 - XL_DIR_BITS);
+
+	for (unsigned n = 0; n < XL_DIR_N; n++, i = (i + 1) & (XL_DIR_N - 1)) {
+		if (d[i].native && d[i].native != b->native)
+			continue;
+		/* the agent reads native last-written-first: fill, then key */
+		d[i].entry = b->cache + b->entry;
+		d[i].jentry = b->cache + b->jentry;
+		d[i].direct = b->cache + b->body;
+		__atomic_store_n(&d[i].native, b->native, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int xl_block_add(struct xl_thread *xt, struct xl_block *b)
+{
+	int rc;
+
+	if ((rc = xl_map_put(&xt->byn, b->native, (uint64_t)(uintptr_t)b)) < 0 ||
+	    (rc = index_by_cache(xt, b)) < 0 || (rc = dir_put(xt, b)) < 0)
+		return rc;
+	xt->code_bytes += b->size;
+	xt->xp->x->st.blocks++;
+	xt->xp->x->st.code_bytes += b->size;
+	for (size_t i = 0; i < b->nan; i++) {
+		const struct xl_annot *a = &b->an[i];
+		/* only the block's own instructions (not exits to others) */
+		if (a->st.kind == XL_ST_CLEAN && a->st.pc >= b->native &&
+		    a->st.pc < b->native_end && !xl_map_get(&xt->clean, a->st.pc))
+			xl_map_put(&xt->clean, a->st.pc, b->cache + a->off);
+	}
+	/* exits waiting for this block, and this block's own exits */
+	for (struct xl_exit *x = (struct xl_exit *)(uintptr_t)xl_map_get(&xt->wait, b->native); x;
+	     x = x->wnext)
+		if (!x->linked)
+			link_exit(xt, x, b);
+	for (size_t i = 0; i < b->nex; i++) {
+		struct xl_exit *x = &b->ex[i];
+		struct xl_block *to = xl_block_at(xt, x->target);
+		x->wnext = (struct xl_exit *)(uintptr_t)xl_map_get(&xt->wait, x->target);
+		xl_map_put(&xt->wait, x->target, (uint64_t)(uintptr_t)x);
+		if (to)
+			link_exit(xt, x, to);
+	}
+	return 0;
+}
+
+static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, const char **why)
+{
+	struct xl_block *b = xl_block_at(xt, native);
+
+	if (b)
+		return b;
+	for (int tries = 0; tries < 2; tries++) {
+		struct xl_chunk *ch = xl_chunk_for(xt, native);
+		if (!ch) {
+			*why = "no room for translated code near it";
+			return NULL;
+		}
+		int rc = xl_block_translate(xt, ch, native, &b, why);
+		if (rc == -ENOSPC && !*why) {
+			ch->used = ch->size; /* full: the next try takes a new one */
+			continue;
+		}
+		if (rc < 0)
+			return NULL;
+		if (xl_block_add(xt, b) < 0) {
+			*why = "the directory is full";
+			return NULL;
+		}
+		return b;
+	}
+	*why = "no room for translated code near it";
+	return NULL;
+}
+
+/* The block at native, and ahead of it what it reaches by direct
+ * branches (the next misses are then answered without a stop). */
+struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char **why)
+{
+	uint64_t queue[BATCH];
+	size_t head = 0, tail = 0;
+	struct xl_block *first = translate_one(xt, native, why);
+
+	if (!first)
+		return NULL;
+	queue[tail++] = native;
+	while (head < tail) {
+		struct xl_block *b = xl_block_at(xt, queue[head++]);
+		for (size_t i = 0; b && i < b->nex && tail < BATCH; i++) {
+			uint64_t to = b->ex[i].target;
+			const char *w = NULL;
+			if (xl_block_at(xt, to))
+				continue;
+			if (!translate_one(xt, to, &w))
+				continue; /* translated when reached, or fails then */
+			queue[tail++] = to;
+		}
+	}
+	return first;
+}
+
+uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, const char **why)
+{
+	uint64_t c = xl_map_get(&xt->clean, pc);
+	struct xl_block *b;
+
+	if (c)
+		return c;
+	if (!(b = xl_translate(xt, pc, why)))
+		return 0;
+	c = xl_map_get(&xt->clean, pc);
+	return c ? c : b->cache + b->body;
+}
+
+void xl_cache_free(struct xl_thread *xt)
+{
+	for (size_t i = 0; i < xt->nbyc; i++) {
+		free(xt->byc[i]->an);
+		free(xt->byc[i]->ex);
+		free(xt->byc[i]);
+	}
+	free(xt->byc);
+	xt->byc = NULL;
+	xt->nbyc = xt->capbyc = 0;
+	xl_map_free(&xt->byn);
+	xl_map_free(&xt->clean);
+	xl_map_free(&xt->wait);
+	xt->code_bytes = 0;
+	xt->gen++;
+}

@@ -1,0 +1,183 @@
+/* Inside the in-process engine (runtime/xlate/ only). */
+#ifndef STP_XL_INTERNAL_H
+#define STP_XL_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "xlate/xlate.h"
+#include "xlate/emit.h"
+#include "xlate/reader.h"
+
+#include <stdio.h>
+#include <sys/user.h>
+
+extern int _stp_xl_debug_on;
+void _stp_xl_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define xl_debug(...)                             \
+	do {                                      \
+		if (_stp_xl_debug_on)             \
+			_stp_xl_msg(__VA_ARGS__); \
+	} while (0)
+
+#pragma GCC visibility push(hidden)
+
+/* ---- a map of 64-bit keys (not 0) to 64-bit values (map.c) ---- */
+struct xl_map {
+	uint64_t *k, *v;
+	size_t cap, n, dead;
+};
+int xl_map_put(struct xl_map *m, uint64_t k, uint64_t v);
+uint64_t xl_map_get(const struct xl_map *m, uint64_t k); /* 0: none */
+void xl_map_del(struct xl_map *m, uint64_t k);
+void xl_map_clear(struct xl_map *m);
+void xl_map_free(struct xl_map *m);
+
+/* ---- code chunks and blocks (cache.c) ---- */
+
+#define XL_CHUNK_SIZE (1u << 20)
+#define XL_CHUNK_REACH (1ull << 30) /* from the code it translates */
+#define XL_MAX_CHUNKS 16
+#define XL_BLOCK_MAX 16384 /* code of one block, at most */
+
+struct xl_chunk {
+	uint64_t addr; /* in the target */
+	uint8_t *mem; /* staprun's mapping */
+	size_t size, used;
+};
+
+/* A branch of a block that goes to another block once linked. */
+struct xl_exit {
+	uint32_t off; /* the branch (jmp or jcc rel32) in the block */
+	uint8_t len;
+	ZydisMnemonic mn;
+	uint32_t stub; /* its miss stub (also a far trampoline) */
+	uint64_t target; /* native */
+	struct xl_block *b;
+	struct xl_exit *wnext; /* exits to the same target */
+	int linked;
+};
+
+struct xl_block {
+	uint64_t native, native_end; /* the native code it covers */
+	uint64_t cache; /* its code in the target */
+	uint32_t size;
+	uint32_t jentry, entry, body; /* offsets of its entry points */
+	uint32_t fid;
+	struct xl_annot *an;
+	size_t nan;
+	struct xl_exit *ex;
+	size_t nex;
+	struct xl_chunk *chunk;
+};
+
+/* ---- memory shared with a target (shm.c) ---- */
+
+/* A mapping of a memfd in the target and in staprun. */
+struct xl_mapping {
+	uint64_t addr; /* target */
+	uint8_t *mem; /* staprun */
+	size_t size;
+};
+
+struct xl_proc;
+
+struct xl_thread {
+	struct xl_proc *xp;
+	struct _stp_pt_thread *t;
+	pid_t tid;
+	int on;
+	struct xl_mapping rg; /* the region (layout.h) */
+	struct xl_ctl *ctl;
+	size_t ring_n; /* records */
+	struct xl_chunk ch[XL_MAX_CHUNKS];
+	int nch;
+	size_t code_bytes;
+	struct xl_map byn; /* native start -> struct xl_block * */
+	struct xl_map clean; /* native insn -> cache address of a clean point */
+	struct xl_map wait; /* native target -> first struct xl_exit * */
+	struct xl_block **byc; /* by cache address, sorted */
+	size_t nbyc, capbyc;
+	uint64_t gen; /* changes when code is invalidated or flushed */
+	struct xl_reader rd;
+	/* the last stop: the registers as stopped and as made native */
+	int mapped;
+	uint64_t mapped_gen;
+	struct user_regs_struct cache_regs, native_regs;
+	struct xl_thread *next; /* in xp */
+};
+
+struct xl_proc {
+	struct _stp_xl_engine *x;
+	struct _stp_pt_proc *p;
+	pid_t pid;
+	struct xl_thread *threads;
+	struct xl_mapping *free_rg; /* regions of threads gone, for reuse */
+	size_t nfree_rg;
+	struct xl_mapping *maps; /* everything mapped in the target */
+	size_t nmaps;
+	struct xl_proc *next;
+};
+
+struct _stp_xl_engine {
+	struct _stp_pt_session *s;
+	struct _stp_xl_ops ops;
+	void *core;
+	struct _stp_xl_config cfg;
+	struct xl_proc *procs;
+	int nthreads_on;
+	struct xl_map fids; /* function start -> id */
+	uint32_t next_fid;
+	/* tsc -> CLOCK_MONOTONIC */
+	uint64_t tsc0;
+	int64_t ns0;
+	double ns_per_tick;
+	struct _stp_xl_stats st;
+};
+
+/* Addresses in a thread's region. */
+static inline uint64_t xl_ctl_addr(const struct xl_thread *xt, unsigned off)
+{
+	return xt->rg.addr + XL_CTL_OFF + off;
+}
+
+/* shm.c */
+int xl_map_region(struct xl_thread *xt, size_t size);
+int xl_map_chunk(struct xl_thread *xt, uint64_t near, struct xl_chunk *ch);
+void xl_unmap_all(struct xl_proc *xp, struct _stp_pt_thread *t);
+
+/* cache.c */
+struct xl_block *xl_block_at(struct xl_thread *xt, uint64_t native);
+struct xl_block *xl_block_of_cache(struct xl_thread *xt, uint64_t cache);
+/* A block for native (translated now, and what it reaches, up to a
+ * budget), NULL on failure (*why says). */
+struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char **why);
+/* The cache address to enter native pc at with native registers. */
+uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, const char **why);
+/* Room for a block near native; NULL if none can be had. */
+struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native);
+/* The block is done: register it (directory, links, clean points). */
+int xl_block_add(struct xl_thread *xt, struct xl_block *b);
+void xl_cache_free(struct xl_thread *xt);
+uint32_t xl_fid(struct _stp_xl_engine *x, struct _stp_pt_thread *t, uint64_t addr);
+
+/* block.c: translate one block at native into ch (at ch->used). */
+int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t native,
+		       struct xl_block **out, const char **why);
+
+/* sigmap.c */
+/* The native state of a thread stopped at r (cache or agent); 1 if it
+ * was in our code (r changed), 0 if native already, -1 if it cannot be
+ * told (r unchanged). is_trap: the stop is an int3's SIGTRAP. */
+int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap);
+
+/* ring.c */
+void xl_ring_reset(struct xl_thread *xt);
+void xl_ring_drain(struct xl_thread *xt);
+int xl_ring_put(struct xl_thread *xt, const struct xl_rec *r);
+int64_t xl_tsc_ns(struct _stp_xl_engine *x, uint64_t tsc);
+void xl_time_init(struct _stp_xl_engine *x);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,367 @@
+/* A test client of the in-process engine (runtime/xlate/xlate.h) on the
+ * ptrace engine: launches a target, and at each entry of function FUNC
+ * (of the main program) switches the thread into translated code, at its
+ * return switches it off, and prints the calls and returns it recorded
+ * in between as a tree (names from the runtime's symbol tables), after
+ * the target's own output:
+ *
+ *   xl: -> FUNC                 the traced call (depth 0)
+ *   xl:  -> callee              a call (one more space per level)
+ *   xl:  <- callee              its return
+ *   xl:  => other               a jump into another function (tail call)
+ *   xl:  -> handler (signal N)  a signal handler's entry
+ *   xl: exit status=N | exit signal=N
+ *
+ * Options:
+ *   -f FUNC   the function (required)
+ *   -q        no tree: "xl: records=N calls=N returns=N" per traced call
+ *   -S        engine counters at the end ("xl: stats ...")
+ *   -v        engine debug messages (STAP_XLATE_DEBUG=1 does the same)
+ * A call into a PLT stub followed by the stub's jump is shown as a call
+ * of the function the stub jumps to. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ptrace_engine.h"
+#include "symbols.h"
+#include "xlate/xlate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *func_name;
+static int quiet, show_stats;
+static struct _stp_pt_session *S;
+static struct _stp_xl_engine *X;
+static struct _stp_symtab *symtab;
+static int failures;
+
+/* ---- output, kept until the target is done ---- */
+
+static char **out;
+static size_t nout, capout;
+
+static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	if (nout == capout) {
+		capout = capout ? 2 * capout : 256;
+		out = realloc(out, capout * sizeof *out);
+		if (!out)
+			exit(2);
+	}
+	out[nout++] = s;
+}
+
+/* ---- names ---- */
+
+static const char *name_of(uint64_t addr, char *buf, size_t len)
+{
+	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
+
+	if (si && si->name)
+		snprintf(buf, len, "%s%s%s", si->name, si->is_main ? "" : " @",
+			 si->is_main ? "" : si->module);
+	else
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	return buf;
+}
+
+static int named(uint64_t addr)
+{
+	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
+
+	return si && si->name;
+}
+
+static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr)
+{
+	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
+
+	(void)core, (void)t;
+	return si && si->name ? si->symaddr : 0;
+}
+
+/* ---- the tree ---- */
+
+static int depth;
+static uint64_t pending_stub; /* a call into a PLT stub, not shown yet */
+static uint64_t n_recs, n_calls, n_rets;
+
+static void show_call(uint64_t to, const char *note)
+{
+	char nm[256];
+
+	depth++;
+	if (!quiet)
+		emit("xl: %*s-> %s%s", depth, "", name_of(to, nm, sizeof nm), note);
+}
+
+static void flush_stub(void)
+{
+	if (pending_stub)
+		show_call(pending_stub, "");
+	pending_stub = 0;
+}
+
+static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
+{
+	char nm[256], note[32];
+
+	(void)core, (void)t;
+	for (size_t i = 0; i < n; i++) {
+		unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
+		uint64_t from = r[i].from_kind & XL_ADDR_MASK;
+		n_recs++;
+		if (kind == XL_REC_JUMP && pending_stub && from == pending_stub) {
+			pending_stub = 0;
+			show_call(r[i].to, "");
+			continue;
+		}
+		flush_stub();
+		if (kind == XL_REC_CALL) {
+			n_calls++;
+			if (!named(r[i].to))
+				pending_stub = r[i].to;
+			else
+				show_call(r[i].to, "");
+		} else if (kind == XL_REC_RET) {
+			n_rets++;
+			if (!quiet)
+				emit("xl: %*s<- %s", depth > 0 ? depth : 0, "",
+				     name_of(func_of(NULL, NULL, from) ? func_of(NULL, NULL, from)
+								       : from,
+					     nm, sizeof nm));
+			depth--;
+		} else if (kind == XL_REC_JUMP) {
+			if (!quiet)
+				emit("xl: %*s=> %s", depth > 0 ? depth : 0, "",
+				     name_of(r[i].to, nm, sizeof nm));
+		} else if (kind & 0x80) {
+			snprintf(note, sizeof note, " (signal %u)", kind & 0x7f);
+			show_call(r[i].to, note);
+		} else {
+			emit("FAIL: record of kind %u", kind);
+			failures++;
+		}
+	}
+}
+
+static void on_fallback(void *core, struct _stp_pt_thread *t, uint64_t pc, const char *why)
+{
+	(void)core, (void)t;
+	emit("FAIL: fallback at %#" PRIx64 ": %s", pc, why);
+	failures++;
+}
+
+/* ---- probes ---- */
+
+static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	char nm[256];
+	int rc;
+
+	(void)data;
+	depth = 0;
+	pending_stub = 0;
+	n_recs = n_calls = n_rets = 0;
+	if (!quiet)
+		emit("xl: -> %s", name_of(_stp_pt_probe_addr(p), nm, sizeof nm));
+	if ((rc = _stp_xl_thread_on(X, t)) < 0) {
+		emit("FAIL: thread on: %s", strerror(-rc));
+		failures++;
+	}
+	return 0;
+}
+
+static int on_return(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	(void)p, (void)data;
+	_stp_xl_thread_off(X, t);
+	flush_stub();
+	if (quiet)
+		emit("xl: records=%" PRIu64 " calls=%" PRIu64 " returns=%" PRIu64, n_recs, n_calls,
+		     n_rets);
+	else if (depth != -1)
+		emit("FAIL: depth %d at the return", depth);
+	return 0;
+}
+
+/* The address of the main program's function name in process pid. */
+static int func_addr(pid_t pid, const char *name, uint64_t *addr)
+{
+	char exe[64], path[4096];
+	ssize_t n;
+	int fd, found = 0;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	uint64_t bias = 0;
+
+	snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
+	if ((n = readlink(exe, path, sizeof path - 1)) < 0)
+		return -errno;
+	path[n] = 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    (nm = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(nm, name)) {
+				*addr = sym.st_value;
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	if (!found)
+		return -ENOENT;
+	if (_stp_sym_module_bias(symtab, path, &bias) < 0)
+		return -ENOENT;
+	*addr += bias;
+	return 0;
+}
+
+/* ---- the engine's callbacks ---- */
+
+static void cb_exec(struct _stp_pt_thread *t, void *user)
+{
+	uint64_t addr;
+	int rc;
+
+	(void)user;
+	_stp_xl_proc_gone(X, _stp_pt_thread_proc(t));
+	if (symtab)
+		_stp_sym_close(symtab);
+	symtab = _stp_sym_open(_stp_pt_pid(t));
+	if ((rc = func_addr(_stp_pt_pid(t), func_name, &addr)) < 0) {
+		emit("FAIL: no function %s: %s", func_name, strerror(-rc));
+		failures++;
+		return;
+	}
+	if ((rc = _stp_pt_probe_add(_stp_pt_thread_proc(t), addr, on_entry, on_return, NULL,
+				    NULL)) < 0) {
+		emit("FAIL: probe %s: %s", func_name, strerror(-rc));
+		failures++;
+	}
+}
+
+static void cb_thread_start(struct _stp_pt_thread *t, void *user)
+{
+	(void)user;
+	_stp_xl_thread_start(X, t);
+}
+
+static void cb_thread_exit(struct _stp_pt_thread *t, int status, void *user)
+{
+	(void)user, (void)status;
+	_stp_xl_thread_gone(X, t);
+}
+
+static int exit_status = -1;
+
+static void cb_proc_exit(struct _stp_pt_proc *p, int status, void *user)
+{
+	(void)user;
+	_stp_xl_proc_gone(X, p);
+	exit_status = status;
+}
+
+int main(int argc, char **argv)
+{
+	struct _stp_pt_callbacks cb = { .exec = cb_exec,
+					.thread_start = cb_thread_start,
+					.thread_exit = cb_thread_exit,
+					.proc_exit = cb_proc_exit };
+	struct _stp_xl_ops ops = { func_of, on_records, on_fallback };
+	struct _stp_pt_proc *p;
+	char why[256];
+	int opt, rc;
+
+	while ((opt = getopt(argc, argv, "+f:qSv")) != -1) {
+		switch (opt) {
+		case 'f':
+			func_name = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'S':
+			show_stats = 1;
+			break;
+		case 'v':
+			setenv("STAP_XLATE_DEBUG", "1", 1);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!func_name || optind >= argc) {
+		fprintf(stderr, "usage: xl-driver [-qSv] -f FUNC -- PROGRAM [ARG...]\n");
+		return 2;
+	}
+	if (!_stp_xl_usable(why, sizeof why)) {
+		printf("FAIL: engine not usable: %s\n", why);
+		return 1;
+	}
+	S = _stp_pt_session_new(&cb, NULL, 0);
+	X = _stp_xl_new(S, &ops, NULL, NULL);
+	if (!S || !X)
+		return 1;
+	if ((rc = _stp_pt_launch(S, argv + optind, &p)) < 0) {
+		printf("FAIL: launch: %s\n", strerror(-rc));
+		return 1;
+	}
+	_stp_pt_resume(p);
+	while (_stp_pt_active(S) > 0)
+		if ((rc = _stp_pt_wait(S, -1)) < 0 && rc != -EINTR)
+			break;
+	fflush(stdout);
+	for (size_t i = 0; i < nout; i++)
+		printf("%s\n", out[i]);
+	if (show_stats) {
+		struct _stp_xl_stats st;
+		_stp_xl_get_stats(X, &st);
+		printf("xl: stats threads=%" PRIu64 " blocks=%" PRIu64 " code=%" PRIu64
+		       " doorbells=%" PRIu64 " records=%" PRIu64 " signals=%" PRIu64 "\n",
+		       st.threads, st.blocks, st.code_bytes, st.doorbells, st.records, st.signals);
+	}
+	if (exit_status >= 0 && WIFEXITED(exit_status))
+		printf("xl: exit status=%d\n", WEXITSTATUS(exit_status));
+	else if (exit_status >= 0)
+		printf("xl: exit signal=%d\n", WTERMSIG(exit_status));
+	_stp_xl_free(X);
+	_stp_pt_session_free(S);
+	if (symtab)
+		_stp_sym_close(symtab);
+	return failures ? 1 : 0;
+}
