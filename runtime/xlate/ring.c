@@ -69,6 +69,8 @@ void xl_ring_drain(struct xl_thread *xt)
 	struct xl_rec buf[256];
 	uint64_t wp = __atomic_load_n(&c->ring_wp, __ATOMIC_ACQUIRE);
 
+	int64_t t0 = mono_ns();
+
 	if (wp < c->ring_base || wp > c->ring_end || c->rp > wp)
 		c->rp = wp; /* nonsense: the program wrote over our memory */
 	refine(x);
@@ -84,6 +86,7 @@ void xl_ring_drain(struct xl_thread *xt)
 		if (x->ops.records)
 			x->ops.records(x->core, xt->t, buf, n);
 	}
+	x->st.drain_ns += (uint64_t)(mono_ns() - t0);
 }
 
 /* A record written by staprun (the thread is stopped with native state):

@@ -20,6 +20,9 @@
 #ifndef MFD_CLOEXEC
 #define MFD_CLOEXEC 1
 #endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 #define LOW_LIMIT 0x80000000ull /* regions: below 2 GiB */
 #define GUARD 0x10000ull
@@ -191,8 +194,17 @@ static int map_new(struct xl_thread *xt, uint64_t near, size_t size, int exec, s
 	return 0;
 }
 
+/* Fault in [off, off + len) of m in both processes now: a first touch
+ * costs tens of microseconds on these machines (shadow paging), better
+ * paid at setup than inside the traced code. */
+static void populate(struct xl_thread *xt, const struct xl_mapping *m, size_t off, size_t len)
+{
+	madvise(m->mem + off, len, MADV_POPULATE_WRITE);
+	sys(xt->t, SYS_madvise, m->addr + off, len, MADV_POPULATE_WRITE, 0, 0, 0);
+}
+
 /* The thread's region (layout.h): rw-, then its first pages (the agent)
- * r-x. */
+ * r-x; the control block, agent stack and ring faulted in. */
 int xl_map_region(struct xl_thread *xt, size_t size)
 {
 	int rc = map_new(xt, 0, size, 0, &xt->rg);
@@ -201,7 +213,11 @@ int xl_map_region(struct xl_thread *xt, size_t size)
 		return rc;
 	int64_t r =
 	    sys(xt->t, SYS_mprotect, xt->rg.addr, XL_AGENT_MAX, PROT_READ | PROT_EXEC, 0, 0, 0);
-	return r < 0 ? (int)r : 0;
+	if (r < 0)
+		return (int)r;
+	populate(xt, &xt->rg, XL_CTL_OFF, XL_STACK_TOP - XL_CTL_OFF);
+	populate(xt, &xt->rg, XL_RING_OFF, size - XL_RING_OFF);
+	return 0;
 }
 
 int xl_map_chunk(struct xl_thread *xt, uint64_t near, struct xl_chunk *ch)

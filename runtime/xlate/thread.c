@@ -118,7 +118,9 @@ static void doorbell(struct xl_thread *xt)
 	struct xl_ctl *c = xt->ctl;
 	const char *why = NULL;
 	uint64_t ans = 0;
+	struct timespec t0, t1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	x->st.doorbells++;
 	xl_ring_drain(xt);
 	switch (c->req) {
@@ -148,6 +150,9 @@ static void doorbell(struct xl_thread *xt)
 	xl_debug("doorbell %d of %d (%#llx): %#llx", (int)c->req, (int)xt->tid,
 		 (unsigned long long)c->arg, (unsigned long long)ans);
 	c->answer = XL_ANSWERED | ans;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	x->st.doorbell_ns +=
+	    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 + t1.tv_nsec - t0.tv_nsec);
 }
 
 static int stop_is_int3(struct _stp_pt_thread *t, int st)

@@ -76,6 +76,8 @@ struct _stp_xl_stats {
 	uint64_t flushes; /* caches flushed (full) */
 	uint64_t signals; /* delivered to translated threads */
 	uint64_t fallbacks;
+	uint64_t drain_ns; /* staprun's time draining rings (consumer) */
+	uint64_t doorbell_ns; /* staprun's time answering doorbells */
 };
 void _stp_xl_get_stats(const struct _stp_xl_engine *x, struct _stp_xl_stats *st);
 

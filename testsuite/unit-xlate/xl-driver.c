@@ -16,6 +16,7 @@
  *   -f FUNC   the function (required)
  *   -q        no tree: "xl: records=N calls=N returns=N" per traced call
  *   -S        engine counters at the end ("xl: stats ...")
+ *   -r BYTES  ring size per thread
  *   -v        engine debug messages (STAP_XLATE_DEBUG=1 does the same)
  * A call into a PLT stub followed by the stub's jump is shown as a call
  * of the function the stub jumps to. */
@@ -40,6 +41,7 @@
 
 static const char *func_name;
 static int quiet, show_stats;
+static struct _stp_xl_config cfg;
 static struct _stp_pt_session *S;
 static struct _stp_xl_engine *X;
 static struct _stp_symtab *symtab;
@@ -307,13 +309,16 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+f:qSv")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:qr:Sv")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
 			break;
 		case 'q':
 			quiet = 1;
+			break;
+		case 'r':
+			cfg.ring_bytes = strtoul(optarg, NULL, 0);
 			break;
 		case 'S':
 			show_stats = 1;
@@ -334,7 +339,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	S = _stp_pt_session_new(&cb, NULL, 0);
-	X = _stp_xl_new(S, &ops, NULL, NULL);
+	X = _stp_xl_new(S, &ops, NULL, &cfg);
 	if (!S || !X)
 		return 1;
 	if ((rc = _stp_pt_launch(S, argv + optind, &p)) < 0) {
@@ -352,8 +357,11 @@ int main(int argc, char **argv)
 		struct _stp_xl_stats st;
 		_stp_xl_get_stats(X, &st);
 		printf("xl: stats threads=%" PRIu64 " blocks=%" PRIu64 " code=%" PRIu64
-		       " doorbells=%" PRIu64 " records=%" PRIu64 " signals=%" PRIu64 "\n",
-		       st.threads, st.blocks, st.code_bytes, st.doorbells, st.records, st.signals);
+		       " doorbells=%" PRIu64 " records=%" PRIu64 " signals=%" PRIu64
+		       " drain_ms=%.1f"
+		       " doorbell_ms=%.1f\n",
+		       st.threads, st.blocks, st.code_bytes, st.doorbells, st.records, st.signals,
+		       st.drain_ns / 1e6, st.doorbell_ns / 1e6);
 	}
 	if (exit_status >= 0 && WIFEXITED(exit_status))
 		printf("xl: exit status=%d\n", WEXITSTATUS(exit_status));
