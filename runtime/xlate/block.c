@@ -272,9 +272,7 @@ static void load_target(struct tctx *c, const struct xl_insn *in)
 
 static int cross(struct tctx *c, uint64_t from, uint64_t to)
 {
-	struct _stp_xl_engine *x = c->xt->xp->x;
-
-	return xl_fid(x, c->xt->t, from) != xl_fid(x, c->xt->t, to);
+	return xl_fid(c->xt, from) != xl_fid(c->xt, to);
 }
 
 static void do_call(struct tctx *c, const struct xl_insn *in)
@@ -343,8 +341,7 @@ static void do_jmp_ind(struct tctx *c, const struct xl_insn *in)
 	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
 	mid(c, a, XL_PC_CONST, RAXRCX, 0);
 	load_target(c, in);
-	xl_emit2(&c->e, MN(MOV), xl_abs(c->ctl + XL_CTL_S_JFN, 4),
-		 xl_imm(xl_fid(c->xt->xp->x, c->xt->t, a)));
+	xl_emit2(&c->e, MN(MOV), xl_abs(c->ctl + XL_CTL_S_JFN, 4), xl_imm(xl_fid(c->xt, a)));
 	mov_imm(c, ZYDIS_REGISTER_RCX, a);
 	to_slot(c, XL_CTL_S_FROM, ZYDIS_REGISTER_RCX);
 	lookup(c, 1);
@@ -719,7 +716,7 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 	c->ctl = xl_ctl_addr(xt, 0);
 	c->jentry.off = -1;
 	xl_emit_init(&c->e, buf, XL_BLOCK_MAX, start);
-	uint32_t fid = xl_fid(xt->xp->x, xt->t, native);
+	uint32_t fid = xl_fid(xt, native);
 	prologue(c, native, fid, &ientry);
 	uint32_t body_off = (uint32_t)c->e.len;
 	if ((rc = body(c, native, &end)) == 0) {

@@ -32,17 +32,67 @@ struct xl_block *xl_block_of_cache(struct xl_thread *xt, uint64_t cache)
 	return NULL;
 }
 
-uint32_t xl_fid(struct _stp_xl_engine *x, struct _stp_pt_thread *t, uint64_t addr)
+static struct xl_frange *frange_find(struct xl_proc *xp, uint64_t addr)
 {
-	uint64_t f = x->ops.func_of ? x->ops.func_of(x->core, t, addr) : 0;
+	size_t lo = 0, hi = xp->nfr;
 
-	if (!f)
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (addr < xp->fr[mid].lo)
+			hi = mid;
+		else if (addr >= xp->fr[mid].hi)
+			lo = mid + 1;
+		else
+			return &xp->fr[mid];
+	}
+	return NULL;
+}
+
+static void frange_add(struct xl_proc *xp, uint64_t lo, uint64_t hi, uint32_t fid)
+{
+	size_t i = 0;
+
+	if (xp->nfr == xp->capfr) {
+		size_t cap = xp->capfr ? 2 * xp->capfr : 256;
+		struct xl_frange *v = realloc(xp->fr, cap * sizeof *v);
+		if (!v)
+			return;
+		xp->fr = v;
+		xp->capfr = cap;
+	}
+	while (i < xp->nfr && xp->fr[i].lo < lo)
+		i++;
+	if ((i > 0 && xp->fr[i - 1].hi > lo) || (i < xp->nfr && xp->fr[i].lo < hi))
+		return; /* overlapping symbols: ask again next time */
+	memmove(xp->fr + i + 1, xp->fr + i, (xp->nfr - i) * sizeof *xp->fr);
+	xp->fr[i] = (struct xl_frange){ lo, hi, fid };
+	xp->nfr++;
+}
+
+/* A small id of the function containing addr (0: unknown), for the jump
+ * entries' flag-free comparison. */
+uint32_t xl_fid(struct xl_thread *xt, uint64_t addr)
+{
+	struct xl_proc *xp = xt->xp;
+	struct _stp_xl_engine *x = xp->x;
+	struct xl_frange *r = frange_find(xp, addr);
+	uint64_t lo = 0, hi = 0, f;
+
+	if (r)
+		return r->fid;
+	if (!x->ops.func_of || xl_map_get(&xp->nofunc, addr))
 		return 0;
+	if (!(f = x->ops.func_of(x->core, xt->t, addr, &lo, &hi))) {
+		xl_map_put(&xp->nofunc, addr, 1);
+		return 0;
+	}
 	uint64_t id = xl_map_get(&x->fids, f);
 	if (!id) {
 		id = ++x->next_fid;
 		xl_map_put(&x->fids, f, id);
 	}
+	if (lo <= addr && addr < hi)
+		frange_add(xp, lo, hi, (uint32_t)id);
 	return (uint32_t)id;
 }
 
@@ -193,7 +243,8 @@ static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, con
 }
 
 /* The block at native, and ahead of it what it reaches by direct
- * branches (the next misses are then answered without a stop). */
+ * branches (the next misses are then answered without a stop): all of
+ * its function, and the first block of each function it calls. */
 struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char **why)
 {
 	uint64_t queue[BATCH];
@@ -202,10 +253,13 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
 
 	if (!first)
 		return NULL;
+	uint32_t fid = xl_fid(xt, native);
 	queue[tail++] = native;
 	while (head < tail) {
 		struct xl_block *b = xl_block_at(xt, queue[head++]);
-		for (size_t i = 0; b && i < b->nex && tail < BATCH; i++) {
+		if (!b || (head > 1 && b->fid != fid))
+			continue; /* another function: not further */
+		for (size_t i = 0; i < b->nex && tail < BATCH; i++) {
 			uint64_t to = b->ex[i].target;
 			const char *w = NULL;
 			if (xl_block_at(xt, to))

@@ -376,6 +376,8 @@ static void proc_free(struct _stp_xl_engine *x, struct xl_proc *xp, struct _stp_
 		thread_free(xp->threads);
 	xl_unmap_all(xp, t);
 	free(xp->free_rg);
+	free(xp->fr);
+	xl_map_free(&xp->nofunc);
 	for (struct xl_proc **pp = &x->procs; *pp; pp = &(*pp)->next)
 		if (*pp == xp) {
 			*pp = xp->next;

@@ -107,8 +107,17 @@ struct xl_thread {
 	struct xl_thread *next; /* in xp */
 };
 
+/* Functions' address ranges, as the core gave them (cache.c). */
+struct xl_frange {
+	uint64_t lo, hi;
+	uint32_t fid;
+};
+
 struct xl_proc {
 	struct _stp_xl_engine *x;
+	struct xl_frange *fr; /* sorted by lo, disjoint */
+	size_t nfr, capfr;
+	struct xl_map nofunc; /* addresses in no known function */
 	struct _stp_pt_proc *p;
 	pid_t pid;
 	struct xl_thread *threads;
@@ -159,7 +168,7 @@ struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native);
 /* The block is done: register it (directory, links, clean points). */
 int xl_block_add(struct xl_thread *xt, struct xl_block *b);
 void xl_cache_free(struct xl_thread *xt);
-uint32_t xl_fid(struct _stp_xl_engine *x, struct _stp_pt_thread *t, uint64_t addr);
+uint32_t xl_fid(struct xl_thread *xt, uint64_t addr);
 
 /* block.c: translate one block at native into ch (at ch->used). */
 int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t native,

@@ -22,9 +22,12 @@ struct _stp_xl_engine;
 
 /* What the engine needs from its client (the call graph's core). */
 struct _stp_xl_ops {
-	/* The start of the function containing addr (a NAME.cold part counts
-	 * as NAME), 0 when unknown. Jumps between functions get a record. */
-	uint64_t (*func_of)(void *core, struct _stp_pt_thread *t, uint64_t addr);
+	/* The function containing addr: its start (for a NAME.cold part,
+	 * NAME's), and in [*lo, *hi) the range of addresses with the same
+	 * answer (the symbol's extent); 0 when unknown. Jumps between
+	 * functions get a record. Asked once per range. */
+	uint64_t (*func_of)(void *core, struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo,
+			    uint64_t *hi);
 	/* Records drained from t's ring, in order (tsc already converted to
 	 * CLOCK_MONOTONIC nanoseconds in rec->tsc). */
 	void (*records)(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n);

@@ -45,6 +45,7 @@ proc xl_has {bin func re what} {
 # its arguments). CHECKS is a list of:
 #   {tree LINES}  the driver's tree lines ("xl: -> ..."/"<- ..."/"=> ...")
 #                 are exactly LINES (a list of lines without the "xl: ")
+#   expect        the tree is exactly the target's "expect: LINE" lines
 #   same          the target's output equals an untraced run's
 #   {line TEXT}   the driver printed the line TEXT
 #   {exit HOW}    the target's exit ("status=0", "signal=11")
@@ -85,6 +86,17 @@ proc xl_case {name opts target checks} {
         if {$kind eq "tree"} {
             if {$tree ne $arg} {
                 stap_log_diff "call tree" [join $arg "\n"] [join $tree "\n"]
+                set ok 0
+            }
+        } elseif {$kind eq "expect"} {
+            set want {}
+            foreach l $tlines {
+                if {[regexp {^expect: (.*)$} $l -> w]} {
+                    lappend want $w
+                }
+            }
+            if {$tree ne $want} {
+                stap_log_diff "call tree" [join $want "\n"] [join $tree "\n"]
                 set ok 0
             }
         } elseif {$kind eq "same"} {

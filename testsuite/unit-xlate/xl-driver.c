@@ -17,6 +17,9 @@
  *   -q        no tree: "xl: records=N calls=N returns=N" per traced call
  *   -S        engine counters at the end ("xl: stats ...")
  *   -r BYTES  ring size per thread
+ *   -L        libraries as leaves: a library function called from the
+ *             program is shown as "@MODULE", what it calls is not (but
+ *             calls back into the program are)
  *   -v        engine debug messages (STAP_XLATE_DEBUG=1 does the same)
  * A call into a PLT stub followed by the stub's jump is shown as a call
  * of the function the stub jumps to. */
@@ -40,7 +43,7 @@
 #include <unistd.h>
 
 static const char *func_name;
-static int quiet, show_stats;
+static int quiet, show_stats, lib_leaves;
 static struct _stp_xl_config cfg;
 static struct _stp_pt_session *S;
 static struct _stp_xl_engine *X;
@@ -94,73 +97,148 @@ static int named(uint64_t addr)
 	return si && si->name;
 }
 
-static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr)
+static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo,
+			uint64_t *hi)
 {
 	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
 
 	(void)core, (void)t;
-	return si && si->name ? si->symaddr : 0;
+	if (!si || !si->name)
+		return 0;
+	*lo = si->symaddr;
+	*hi = si->symaddr + (si->size ? si->size : 1);
+	return si->symaddr;
 }
 
 /* ---- the tree ---- */
 
-static int depth;
-static uint64_t pending_stub; /* a call into a PLT stub, not shown yet */
+struct frame {
+	uint64_t func; /* callee; for a PLT stub not resolved yet, the stub */
+	uint64_t sp; /* its return-address slot */
+	int shown, stub;
+};
+static struct frame frames[4096];
+static int nframes;
 static uint64_t n_recs, n_calls, n_rets;
 
-static void show_call(uint64_t to, const char *note)
+static int in_main(uint64_t addr)
+{
+	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
+
+	return si && si->is_main;
+}
+
+/* The indentation of the top frame: shown frames below it. */
+static int indent(void)
+{
+	int d = 0;
+
+	for (int i = 0; i < nframes - 1; i++)
+		d += frames[i].shown;
+	return d;
+}
+
+static const char *shown_name(uint64_t addr, char *buf, size_t len)
+{
+	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
+
+	if (lib_leaves && si && !si->is_main && si->module)
+		snprintf(buf, len, "@%s", si->module);
+	else
+		name_of(addr, buf, len);
+	return buf;
+}
+
+/* With -L, a library function is shown when called from the program,
+ * not from a library; the program's functions always are. */
+static int wants(uint64_t func)
+{
+	if (!lib_leaves || in_main(func))
+		return 1;
+	return nframes < 2 || in_main(frames[nframes - 2].func);
+}
+
+static void show(const char *arrow, uint64_t func, const char *note)
 {
 	char nm[256];
 
-	depth++;
 	if (!quiet)
-		emit("xl: %*s-> %s%s", depth, "", name_of(to, nm, sizeof nm), note);
+		emit("xl: %*s%s %s%s", indent(), "", arrow, shown_name(func, nm, sizeof nm), note);
 }
 
-static void flush_stub(void)
+static void push(uint64_t func, uint64_t sp, int stub, const char *note)
 {
-	if (pending_stub)
-		show_call(pending_stub, "");
-	pending_stub = 0;
+	if (nframes == (int)(sizeof frames / sizeof *frames)) {
+		emit("FAIL: too deep");
+		failures++;
+		return;
+	}
+	frames[nframes++] = (struct frame){ func, sp, 0, stub };
+	if (!stub && (frames[nframes - 1].shown = wants(func)))
+		show("->", func, note);
+}
+
+/* Frames whose return-address slot is below sp are gone. */
+static void pop_below(uint64_t sp)
+{
+	while (nframes > 0 && frames[nframes - 1].sp < sp) {
+		struct frame *f = &frames[nframes - 1];
+		if (f->shown)
+			show("<-", f->func, "");
+		nframes--;
+	}
+}
+
+/* A jump into another function: out of a PLT stub, the callee of the
+ * call that went to the stub (or of the tail call); into a PLT stub (a
+ * tail call through it): wait for the stub's jump; else a tail call. In a
+ * library under -L, jumps inside the library are not shown. */
+static void jump(struct frame *top, uint64_t from, uint64_t to)
+{
+	char a[256], b[256];
+	int was_stub = top->stub == 1 && from == top->func;
+	int tail_stub = top->stub == 2 && from == top->func;
+
+	if (!named(to)) {
+		top->stub = top->stub == 1 ? 1 : 2; /* a tail call into a stub */
+		top->func = to;
+		return;
+	}
+	top->stub = 0;
+	if (was_stub) {
+		top->func = to;
+		if ((top->shown = wants(to)))
+			show("->", to, "");
+		return;
+	}
+	int same = !strcmp(shown_name(top->func, a, sizeof a), shown_name(to, b, sizeof b));
+	top->func = to;
+	if (top->shown && (!same || !lib_leaves) && (tail_stub || !same || !lib_leaves))
+		show("=>", to, "");
 }
 
 static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
 {
-	char nm[256], note[32];
+	char note[32];
 
 	(void)core, (void)t;
 	for (size_t i = 0; i < n; i++) {
 		unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
 		uint64_t from = r[i].from_kind & XL_ADDR_MASK;
+		struct frame *top = nframes ? &frames[nframes - 1] : NULL;
 		n_recs++;
-		if (kind == XL_REC_JUMP && pending_stub && from == pending_stub) {
-			pending_stub = 0;
-			show_call(r[i].to, "");
-			continue;
-		}
-		flush_stub();
 		if (kind == XL_REC_CALL) {
 			n_calls++;
-			if (!named(r[i].to))
-				pending_stub = r[i].to;
-			else
-				show_call(r[i].to, "");
+			push(r[i].to, r[i].sp, !named(r[i].to), "");
 		} else if (kind == XL_REC_RET) {
 			n_rets++;
-			if (!quiet)
-				emit("xl: %*s<- %s", depth > 0 ? depth : 0, "",
-				     name_of(func_of(NULL, NULL, from) ? func_of(NULL, NULL, from)
-								       : from,
-					     nm, sizeof nm));
-			depth--;
-		} else if (kind == XL_REC_JUMP) {
-			if (!quiet)
-				emit("xl: %*s=> %s", depth > 0 ? depth : 0, "",
-				     name_of(r[i].to, nm, sizeof nm));
+			pop_below(r[i].sp);
+		} else if (kind == XL_REC_JUMP && top) {
+			jump(top, from, r[i].to);
 		} else if (kind & 0x80) {
 			snprintf(note, sizeof note, " (signal %u)", kind & 0x7f);
-			show_call(r[i].to, note);
-		} else {
+			push(r[i].to, r[i].sp, 0, note);
+		} else if (kind != XL_REC_JUMP) {
 			emit("FAIL: record of kind %u", kind);
 			failures++;
 		}
@@ -178,15 +256,14 @@ static void on_fallback(void *core, struct _stp_pt_thread *t, uint64_t pc, const
 
 static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
 {
-	char nm[256];
+	struct user_regs_struct r;
 	int rc;
 
 	(void)data;
-	depth = 0;
-	pending_stub = 0;
+	nframes = 0;
 	n_recs = n_calls = n_rets = 0;
-	if (!quiet)
-		emit("xl: -> %s", name_of(_stp_pt_probe_addr(p), nm, sizeof nm));
+	if (_stp_pt_get_regs(t, &r) == 0)
+		push(_stp_pt_probe_addr(p), r.rsp, 0, "");
 	if ((rc = _stp_xl_thread_on(X, t)) < 0) {
 		emit("FAIL: thread on: %s", strerror(-rc));
 		failures++;
@@ -198,12 +275,12 @@ static int on_return(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *da
 {
 	(void)p, (void)data;
 	_stp_xl_thread_off(X, t);
-	flush_stub();
 	if (quiet)
 		emit("xl: records=%" PRIu64 " calls=%" PRIu64 " returns=%" PRIu64, n_recs, n_calls,
 		     n_rets);
-	else if (depth != -1)
-		emit("FAIL: depth %d at the return", depth);
+	else if (nframes != 0)
+		emit("FAIL: %d frames left at the return", nframes);
+	nframes = 0;
 	return 0;
 }
 
@@ -309,7 +386,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+f:qr:Sv")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:qr:LSv")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
@@ -322,6 +399,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			show_stats = 1;
+			break;
+		case 'L':
+			lib_leaves = 1;
 			break;
 		case 'v':
 			setenv("STAP_XLATE_DEBUG", "1", 1);
