@@ -101,6 +101,13 @@ int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr)
 	return bk && bk->live;
 }
 
+uint64_t _stp_pt_bkpt_slot(struct _stp_pt_proc *p, uint64_t addr)
+{
+	struct _stp_pt_bkpt *bk = p->mm ? _stp_pt_bk_find(p->mm, addr) : NULL;
+
+	return bk ? bk->slot : 0;
+}
+
 void _stp_pt_watch_breakpoints(struct _stp_pt_proc *p, _stp_pt_bkpt_fn fn, void *data)
 {
 	if (!p->mm)
@@ -550,9 +557,6 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 		run_entries(t, bk);
 	if (t->regs.rip != bk->addr || !bk->live)
 		return 0; /* a handler moved the thread, or no int3 remains */
-	if (t->hooks && t->hooks->runs_displaced &&
-	    t->hooks->runs_displaced(t, bk->addr, t->hooks_data))
-		return 0; /* its mechanism runs the instruction */
 	rc = displaced(t, bk);
 	if (rc < 0) {
 		s->stats.errors++;

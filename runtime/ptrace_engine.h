@@ -238,22 +238,19 @@ int _stp_pt_hwbp_honoured(void);
  *   stop(t, status) runs at every stop of t before the engine looks at it
  *     (handlers, breakpoints, signals). It makes t's registers native
  *     (_stp_pt_set_regs) so that everything else sees the program's own
- *     state; it returns 1 when the stop was the mechanism's own (the
- *     engine then just resumes t), else 0.
+ *     state (a breakpoint hit in its code looks like one in the
+ *     program's: rip = address + 1); it returns 1 when the stop was the
+ *     mechanism's own (the engine then just resumes t), else 0.
  *   resume(t, sig) runs when the engine resumes t normally (continue,
  *     system-call tracing, or PTRACE_LISTEN of a group-stop), not when it
  *     steps t (out of line, step mode, into a signal handler); sig is
  *     the signal delivered. It may change t's registers (back into its
- *     code).
- *   runs_displaced(t, addr) runs after the handlers of the breakpoint at
- *     addr; 1: the mechanism runs the original instruction itself (t
- *     resumes with rip = addr and the engine neither emulates it nor
- *     steps it out of line), 0: as usual.
+ *     code). So the instruction under a breakpoint runs as for any
+ *     thread (emulated or out of line) before the mechanism takes over.
  * h NULL: off. */
 struct _stp_pt_thread_hooks {
 	int (*stop)(struct _stp_pt_thread *t, int status, void *data);
 	void (*resume)(struct _stp_pt_thread *t, int sig, void *data);
-	int (*runs_displaced)(struct _stp_pt_thread *t, uint64_t addr, void *data);
 };
 void _stp_pt_thread_hooks(struct _stp_pt_thread *t, const struct _stp_pt_thread_hooks *h,
 			  void *data);
@@ -267,6 +264,9 @@ int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6
 int _stp_pt_step_insn(struct _stp_pt_thread *t);
 /* Is one of the engine's int3s in memory at addr in p's address space? */
 int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr);
+/* The out-of-line copy of the instruction under the breakpoint at addr
+ * (it jumps back to the original code after it), 0 if none. */
+uint64_t _stp_pt_bkpt_slot(struct _stp_pt_proc *p, uint64_t addr);
 /* fn(addr, armed, data) runs whenever an int3 of the engine is written
  * (armed 1) or removed (armed 0) in p's address space (shared with vfork
  * and CLONE_VM children; not inherited by fork children). fn NULL: off. */

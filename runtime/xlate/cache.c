@@ -272,11 +272,17 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
 	return first;
 }
 
-uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, const char **why)
+uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const char **why)
 {
 	uint64_t c = xl_map_get(&xt->clean, pc);
 	struct xl_block *b;
 
+	if (!after_trap && _stp_pt_bkpt_at(_stp_pt_thread_proc(xt->t), pc)) {
+		/* as natively: the int3 there traps (its block starts with it) */
+		if (!(b = xl_translate(xt, pc, why)))
+			return 0;
+		return b->cache + b->body;
+	}
 	if (c)
 		return c;
 	if (!(b = xl_translate(xt, pc, why)))

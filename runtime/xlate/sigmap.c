@@ -47,7 +47,9 @@ static void from_agent_stack(const struct xl_thread *xt, struct user_regs_struct
 	r->rcx = c->s_rcx;
 	r->rsp = c->s_rsp;
 	r->rip = c->native_pc;
-	r->eflags = top[-XL_SV_FLAGS];
+	/* TF: set in the pushed flags only when staprun stepped the thread
+	 * over the stub's pushfq (xl_step_out clears it there too) */
+	r->eflags = top[-XL_SV_FLAGS] & ~XL_EFLAGS_TF;
 	r->rdx = top[-XL_SV_RDX];
 	r->rbx = top[-XL_SV_RBX];
 	r->rsi = top[-XL_SV_RSI];
@@ -61,6 +63,15 @@ static void from_agent_stack(const struct xl_thread *xt, struct user_regs_struct
 	r->r13 = top[-XL_SV_R13];
 	r->r14 = top[-XL_SV_R14];
 	r->r15 = top[-XL_SV_R15];
+}
+
+/* Staprun single-stepped the thread out of an agent stub into its C
+ * body: the stub's pushfq saw the trap flag the step set. */
+void xl_stepped_in(struct xl_thread *xt)
+{
+	uint64_t *top = (uint64_t *)(xt->rg.mem + XL_STACK_TOP);
+
+	top[-XL_SV_FLAGS] &= ~XL_EFLAGS_TF;
 }
 
 int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap)
@@ -84,7 +95,7 @@ int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap)
 	    a->st.kind == XL_ST_TRAP) {
 		/* the trap stub's int3: as if the breakpoint had been hit */
 		r->rip = a->st.pc + 1;
-		return 1;
+		return 2;
 	}
 	if (!(a = annot_at(b, off)))
 		return -1;

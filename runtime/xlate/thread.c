@@ -136,12 +136,15 @@ static void doorbell(struct xl_thread *xt)
 		xl_ring_reset(xt);
 		ans = c->retry;
 		break;
-	case XL_REQ_SIGRETURN:
+	case XL_REQ_SIGRETURN: {
+		int after = c->arg == xt->frame_after_trap;
+		xt->frame_after_trap = 0;
 		if (xl_block_of_cache(xt, c->arg))
 			ans = c->arg; /* a nested frame, done already */
-		else if (!(ans = xl_enter_at(xt, c->arg, &why)))
+		else if (!(ans = xl_enter_at(xt, c->arg, after, &why)))
 			fallback(xt, c->arg, why);
 		break;
+	}
 	case XL_REQ_FALLBACK:
 	default:
 		fallback(xt, c->arg, "an instruction the translator does not handle");
@@ -153,6 +156,43 @@ static void doorbell(struct xl_thread *xt)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	x->st.doorbell_ns +=
 	    (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000 + t1.tv_nsec - t0.tv_nsec);
+}
+
+/* The engine ran the instruction under the breakpoint the thread trapped
+ * on (emulated or out of line): the thread is at pc with sp. A call, a
+ * return or a jump into another function gets its record here. */
+static void displaced_done(struct xl_thread *xt, uint64_t pc, uint64_t sp)
+{
+	const struct user_regs_struct *b = &xt->trap_regs;
+	uint64_t at = xt->trapped_at, ra = 0;
+	struct xl_insn in;
+	unsigned kind = 0;
+
+	if (xl_read_insn(&xt->rd, at, &in) < 0)
+		return;
+	switch (in.cls) {
+	case XL_I_CALL:
+	case XL_I_CALL_IND:
+		if (sp == b->rsp - 8 && _stp_pt_read(xt->t, sp, &ra, 8) == 0 && ra == at + in.len)
+			kind = XL_REC_CALL;
+		break;
+	case XL_I_RET:
+		if (sp == b->rsp + 8 + in.ret_imm)
+			kind = XL_REC_RET;
+		break;
+	case XL_I_JMP:
+	case XL_I_JCC:
+	case XL_I_JMP_IND:
+		if (pc != at + in.len && xl_fid(xt, at) != xl_fid(xt, pc))
+			kind = XL_REC_JUMP;
+		break;
+	default:
+		break;
+	}
+	if (kind) {
+		struct xl_rec rec = { __rdtsc(), at | (uint64_t)kind << XL_KIND_SHIFT, pc, sp };
+		xl_ring_put(xt, &rec);
+	}
 }
 
 static int stop_is_int3(struct _stp_pt_thread *t, int st)
@@ -176,15 +216,23 @@ static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 		doorbell(xt);
 		return 1;
 	}
-	for (int steps = 0; (rc = xl_to_native(xt, &r, trap)) < 0 && steps < 64; steps++) {
+	int steps = 0;
+	for (; (rc = xl_to_native(xt, &r, trap)) < 0 && steps < 64; steps++) {
 		/* in an agent stub: a few instructions on */
 		if (_stp_pt_step_insn(t) < 0 || _stp_pt_get_regs(t, &r) < 0)
 			return 0;
 		trap = 0;
 	}
+	if (steps)
+		xl_stepped_in(xt);
 	xt->mapped = 0;
+	xt->trapped_at = 0;
 	if (rc <= 0)
 		return 0;
+	if (rc == 2) {
+		xt->trapped_at = r.rip - 1;
+		xt->trap_regs = r;
+	}
 	_stp_pt_get_regs(t, &xt->cache_regs);
 	_stp_pt_set_regs(t, &r);
 	xt->native_regs = r;
@@ -237,12 +285,23 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 	if (xt->mapped && xt->mapped_gen == xt->gen && regs_equal(&r, &xt->native_regs)) {
 		_stp_pt_set_regs(t, &xt->cache_regs); /* as if it had not stopped */
 		xt->mapped = 0;
+		xt->trapped_at = 0;
 		return;
 	}
 	xt->mapped = 0;
+	/* back at the breakpoint, or sent to the engine's out-of-line copy of
+	 * its instruction: our translation of it runs instead */
+	int after_trap = xt->trapped_at &&
+	    (r.rip == xt->trapped_at ||
+	     r.rip == _stp_pt_bkpt_slot(_stp_pt_thread_proc(t), xt->trapped_at));
+	if (after_trap)
+		r.rip = xt->trapped_at;
+	if (xt->trapped_at && !after_trap)
+		displaced_done(xt, r.rip, r.rsp);
+	xt->trapped_at = 0;
 	if (sig && fatal(t, sig))
 		return;
-	uint64_t c = xl_enter_at(xt, r.rip, &why);
+	uint64_t c = xl_enter_at(xt, r.rip, after_trap, &why);
 	if (!c) {
 		fallback(xt, r.rip, why);
 		return;
@@ -251,15 +310,7 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 	_stp_pt_set_regs(t, &r);
 }
 
-static int on_displaced(struct _stp_pt_thread *t, uint64_t addr, void *data)
-{
-	struct xl_thread *xt = data;
-
-	(void)t, (void)addr;
-	return xt->on;
-}
-
-static const struct _stp_pt_thread_hooks hooks = { on_stop, on_resume, on_displaced };
+static const struct _stp_pt_thread_hooks hooks = { on_stop, on_resume };
 
 /* A handler's first instruction (the engine stepped into it): the
  * signal's record, after the ring's. */
@@ -272,6 +323,22 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 	if (!xt->on || _stp_pt_get_regs(t, &r) < 0)
 		return;
 	xt->xp->x->st.signals++;
+	if (xt->trapped_at) {
+		/* delivered at the end of a breakpoint's stop: the frame has
+		 * where the engine left the thread */
+		uint64_t pc = 0, sp = 0, at = xt->trapped_at;
+		_stp_pt_read(xt->t, r.rsp + 8 + 160, &sp, sizeof sp);
+		_stp_pt_read(xt->t, r.rsp + 8 + 168, &pc, sizeof pc);
+		if (pc == at || pc == _stp_pt_bkpt_slot(_stp_pt_thread_proc(t), at)) {
+			/* the instruction is still to run (not from the engine's
+			 * copy: from ours, when the handler returns) */
+			_stp_pt_write(xt->t, r.rsp + 8 + 168, &at, sizeof at);
+			xt->frame_after_trap = at;
+		} else {
+			displaced_done(xt, pc, sp);
+		}
+		xt->trapped_at = 0;
+	}
 	/* the interrupted pc: the frame's uc_mcontext.rip (rt_sigframe:
 	 * the restorer's address, then the ucontext) */
 	_stp_pt_read(t, r.rsp + 8 + 168, &from, sizeof from);
@@ -422,6 +489,15 @@ int _stp_xl_thread_on(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 	}
 	xt->on = 1;
 	xt->mapped = 0;
+	xt->trapped_at = 0;
+	/* on in the handler of a breakpoint: the engine runs the instruction
+	 * there before the thread enters the cache */
+	struct user_regs_struct r;
+	if (_stp_pt_get_regs(t, &r) == 0 && r.rip == _stp_pt_probe_point(t) &&
+	    _stp_pt_bkpt_at(_stp_pt_thread_proc(t), r.rip)) {
+		xt->trapped_at = r.rip;
+		xt->trap_regs = r;
+	}
 	x->nthreads_on++;
 	x->st.threads++;
 	_stp_pt_thread_hooks(t, &hooks, xt);

@@ -102,6 +102,12 @@ struct xl_thread {
 	struct xl_reader rd;
 	/* the last stop: the registers as stopped and as made native */
 	int mapped;
+	/* the breakpoint the thread trapped on at this stop (0: none), and
+	 * its registers then: the engine runs the instruction there */
+	uint64_t trapped_at;
+	struct user_regs_struct trap_regs;
+	/* a signal frame resumes at this breakpoint with its trap taken */
+	uint64_t frame_after_trap;
 	uint64_t mapped_gen;
 	struct user_regs_struct cache_regs, native_regs;
 	struct xl_thread *next; /* in xp */
@@ -161,8 +167,10 @@ struct xl_block *xl_block_of_cache(struct xl_thread *xt, uint64_t cache);
 /* A block for native (translated now, and what it reaches, up to a
  * budget), NULL on failure (*why says). */
 struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char **why);
-/* The cache address to enter native pc at with native registers. */
-uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, const char **why);
+/* The cache address to enter native pc at with native registers; where
+ * a breakpoint is, its trap stub, unless the thread comes back from that
+ * breakpoint's trap with the instruction still to run (after_trap). */
+uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const char **why);
 /* Room for a block near native; NULL if none can be had. */
 struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native);
 /* The block is done: register it (directory, links, clean points). */
@@ -176,9 +184,12 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 
 /* sigmap.c */
 /* The native state of a thread stopped at r (cache or agent); 1 if it
- * was in our code (r changed), 0 if native already, -1 if it cannot be
- * told (r unchanged). is_trap: the stop is an int3's SIGTRAP. */
+ * was in our code (r changed), 2 if that was a trap stub's int3 (the
+ * engine's breakpoint at r->rip - 1), 0 if native already, -1 if it
+ * cannot be told (r unchanged). is_trap: the stop is an int3's SIGTRAP. */
 int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap);
+void xl_stepped_in(struct xl_thread *xt);
+#define XL_EFLAGS_TF 0x100ull
 
 /* ring.c */
 void xl_ring_reset(struct xl_thread *xt);

@@ -33,8 +33,13 @@ proc xl_disasm {bin func} {
 }
 
 # Does FUNC of BIN match the regexp RE (one line)? Logs WHAT when not.
+# FUNC may be a list (labels inside a function split it for objdump).
 proc xl_has {bin func re what} {
-    if {[regexp -line $re [xl_disasm $bin $func]]} {
+    set code ""
+    foreach f $func {
+        append code [xl_disasm $bin $f] "\n"
+    }
+    if {[regexp -line $re $code]} {
         return 1
     }
     verbose -log "xlate: $func of $bin has no $what (objdump)"
@@ -46,6 +51,8 @@ proc xl_has {bin func re what} {
 #   {tree LINES}  the driver's tree lines ("xl: -> ..."/"<- ..."/"=> ...")
 #                 are exactly LINES (a list of lines without the "xl: ")
 #   expect        the tree is exactly the target's "expect: LINE" lines
+#   expect-lines  for each "expect: LINE" of the target the driver printed
+#                 "xl: LINE"
 #   same          the target's output equals an untraced run's
 #   {line TEXT}   the driver printed the line TEXT
 #   {exit HOW}    the target's exit ("status=0", "signal=11")
@@ -98,6 +105,13 @@ proc xl_case {name opts target checks} {
             if {$tree ne $want} {
                 stap_log_diff "call tree" [join $want "\n"] [join $tree "\n"]
                 set ok 0
+            }
+        } elseif {$kind eq "expect-lines"} {
+            foreach l $tlines {
+                if {[regexp {^expect: (.*)$} $l -> w] && [lsearch -exact $dlines "xl: $w"] < 0} {
+                    verbose -log "$name: missing driver line: xl: $w"
+                    set ok 0
+                }
             }
         } elseif {$kind eq "same"} {
             lassign [stap_exec $xl_bdir [lindex $cmd 0] [lrange $cmd 1 end]] urc uout uerr

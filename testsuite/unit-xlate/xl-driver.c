@@ -17,6 +17,8 @@
  *   -q        no tree: "xl: records=N calls=N returns=N" per traced call
  *   -S        engine counters at the end ("xl: stats ...")
  *   -r BYTES  ring size per thread
+ *   -c FUNC   count the calls of FUNC (of the main program) in each
+ *             traced call: "xl: calls of FUNC=N"
  *   -L        libraries as leaves: a library function called from the
  *             program is shown as "@MODULE", what it calls is not (but
  *             calls back into the program are)
@@ -42,7 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *func_name;
+static const char *func_name, *count_name;
+static uint64_t count_addr, n_counted;
 static int quiet, show_stats, lib_leaves;
 static struct _stp_xl_config cfg;
 static struct _stp_pt_session *S;
@@ -119,7 +122,7 @@ struct frame {
 };
 static struct frame frames[4096];
 static int nframes;
-static uint64_t n_recs, n_calls, n_rets;
+static uint64_t n_recs, n_calls, n_rets, n_sigs;
 
 static int in_main(uint64_t addr)
 {
@@ -229,6 +232,8 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		n_recs++;
 		if (kind == XL_REC_CALL) {
 			n_calls++;
+			n_counted += count_addr && r[i].to == count_addr;
+			pop_below(r[i].sp + 1); /* frames longjmp left */
 			push(r[i].to, r[i].sp, !named(r[i].to), "");
 		} else if (kind == XL_REC_RET) {
 			n_rets++;
@@ -236,7 +241,9 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		} else if (kind == XL_REC_JUMP && top) {
 			jump(top, from, r[i].to);
 		} else if (kind & 0x80) {
+			n_sigs++;
 			snprintf(note, sizeof note, " (signal %u)", kind & 0x7f);
+			pop_below(r[i].sp + 1);
 			push(r[i].to, r[i].sp, 0, note);
 		} else if (kind != XL_REC_JUMP) {
 			emit("FAIL: record of kind %u", kind);
@@ -261,7 +268,7 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 
 	(void)data;
 	nframes = 0;
-	n_recs = n_calls = n_rets = 0;
+	n_recs = n_calls = n_rets = n_sigs = n_counted = 0;
 	if (_stp_pt_get_regs(t, &r) == 0)
 		push(_stp_pt_probe_addr(p), r.rsp, 0, "");
 	if ((rc = _stp_xl_thread_on(X, t)) < 0) {
@@ -275,11 +282,14 @@ static int on_return(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *da
 {
 	(void)p, (void)data;
 	_stp_xl_thread_off(X, t);
-	if (quiet)
+	if (quiet) {
 		emit("xl: records=%" PRIu64 " calls=%" PRIu64 " returns=%" PRIu64, n_recs, n_calls,
 		     n_rets);
-	else if (nframes != 0)
+		emit("xl: signals=%" PRIu64, n_sigs);
+	} else if (nframes != 0)
 		emit("FAIL: %d frames left at the return", nframes);
+	if (count_name)
+		emit("xl: calls of %s=%" PRIu64, count_name, n_counted);
 	nframes = 0;
 	return 0;
 }
@@ -347,6 +357,10 @@ static void cb_exec(struct _stp_pt_thread *t, void *user)
 		failures++;
 		return;
 	}
+	if (count_name && (rc = func_addr(_stp_pt_pid(t), count_name, &count_addr)) < 0) {
+		emit("FAIL: no function %s: %s", count_name, strerror(-rc));
+		failures++;
+	}
 	if ((rc = _stp_pt_probe_add(_stp_pt_thread_proc(t), addr, on_entry, on_return, NULL,
 				    NULL)) < 0) {
 		emit("FAIL: probe %s: %s", func_name, strerror(-rc));
@@ -386,10 +400,13 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+f:qr:LSv")) != -1) {
+	while ((opt = getopt(argc, argv, "+c:f:qr:LSv")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
+			break;
+		case 'c':
+			count_name = optarg;
 			break;
 		case 'q':
 			quiet = 1;
