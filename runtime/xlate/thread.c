@@ -419,6 +419,8 @@ static void thread_free(struct xl_thread *xt)
 {
 	struct xl_proc *xp = xt->xp;
 
+	if (xt->on)
+		xl_ring_drain(xt); /* exec, exit: what it did before */
 	unhook(xt);
 	xl_cache_free(xt);
 	for (struct xl_thread **pp = &xp->threads; *pp; pp = &(*pp)->next)
