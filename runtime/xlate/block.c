@@ -26,6 +26,7 @@ enum cold_kind { C_FULL, C_EXIT, C_CLONE, C_SIGRET, C_JREC, C_XJUMP };
 
 struct cold {
 	int kind;
+	uint64_t after_trap_pc; /* the instruction's (struct tctx) */
 	struct xl_label at; /* where it starts */
 	int32_t back; /* offset of where it goes back to: C_FULL: the
 		       * retry; C_CLONE: after the syscall; C_SIGRET:
@@ -44,6 +45,8 @@ struct tctx {
 	struct xl_exit ex[MAX_EXITS];
 	int nex;
 	struct xl_label jentry;
+	uint64_t after_trap_pc; /* the instruction being translated follows
+				 * the trap stub of a breakpoint there */
 	const char *why;
 };
 
@@ -84,14 +87,24 @@ static void lea_off(struct tctx *c, ZydisRegister r, int32_t off)
 		 xl_mem(ZYDIS_REGISTER_RIP, NONE, 0, (int64_t)(c->e.pc + (uint64_t)off), 8));
 }
 
+/* States at the breakpoint's pc after its trap stub are marked: the
+ * trap was taken (a frame coming back there must not take it again). */
+static void mark(struct tctx *c)
+{
+	if (c->after_trap_pc && c->e.st.pc == c->after_trap_pc)
+		c->e.st.after_trap = 1;
+}
+
 static void clean(struct tctx *c, uint64_t pc)
 {
 	xl_st_clean(&c->e, pc);
+	mark(c);
 }
 
 static void mid(struct tctx *c, uint64_t pc, int src, int saved, int adj)
 {
 	xl_st_mid(&c->e, pc, src, saved, adj);
+	mark(c);
 }
 
 static struct cold *cold_new(struct tctx *c, int kind)
@@ -103,6 +116,7 @@ static struct cold *cold_new(struct tctx *c, int kind)
 	struct cold *k = &c->cold[c->ncold++];
 	memset(k, 0, sizeof *k);
 	k->kind = kind;
+	k->after_trap_pc = c->after_trap_pc;
 	k->at.off = -1;
 	return k;
 }
@@ -225,6 +239,12 @@ static void lookup(struct tctx *c, int jump)
 	xl_emit2(&c->e, MN(MOV), REG(RCX), xl_mem(NONE, ZYDIS_REGISTER_RCX, 8, (int64_t)keys, 8));
 	xl_emit2(&c->e, MN(LEA), REG(RCX), xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &hit);
+	if (jump) {
+		/* the jump is still to happen (its record, if any, too): the
+		 * agent's native pc is the jump, the target in s_tgt */
+		to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
+		from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
+	}
 	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
 	xl_emit1(&c->e, MN(JMP), entry(c, jump ? XL_E_MISS_JMP : XL_E_MISS_RET));
 	xl_emit_bind(&c->e, &hit);
@@ -441,7 +461,7 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	xl_emit_bind(&c->e, &go);
 	xl_emit_bind(&c->e, &sys);
 	xl_emit0(&c->e, MN(SYSCALL));
-	c->e.st = (struct xl_state){ XL_ST_SYSRET, 0, XL_PC_CONST, 0, f };
+	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = f };
 	mov_imm(c, ZYDIS_REGISTER_RCX, f);
 	xl_emit_bind(&c->e, &after);
 	clean(c, f);
@@ -518,7 +538,7 @@ static void cold_clone(struct tctx *c, struct cold *k)
 
 	mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
 	xl_emit0(&c->e, MN(SYSCALL));
-	c->e.st = (struct xl_state){ XL_ST_SYSRET, 0, XL_PC_CONST, 0, k->pc2 };
+	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = k->pc2 };
 	xl_emit2(&c->e, MN(MOV), REG(RCX), REG(RAX));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &child);
 	mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
@@ -526,7 +546,7 @@ static void cold_clone(struct tctx *c, struct cold *k)
 	xl_emit_branch_to(&c->e, MN(JMP), &after);
 	/* the child: native at once, reading nothing of ours */
 	xl_emit_bind(&c->e, &child);
-	c->e.st = (struct xl_state){ XL_ST_SYSRET, 0, XL_PC_CONST, 0, k->pc2 };
+	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = k->pc2 };
 	mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
 	clean(c, k->pc2);
 	xl_emit1(&c->e, MN(JMP), REG(RCX));
@@ -575,6 +595,7 @@ static void emit_cold(struct tctx *c, struct xl_label *ientry)
 {
 	for (int i = 0; i < c->ncold && !c->e.err; i++) {
 		struct cold *k = &c->cold[i];
+		c->after_trap_pc = k->after_trap_pc;
 		xl_emit_bind(&c->e, &k->at);
 		switch (k->kind) {
 		case C_FULL:
@@ -610,13 +631,16 @@ static void prologue(struct tctx *c, uint64_t native, uint32_t fid, struct xl_la
 	if (!k)
 		return;
 	k->pc = native;
-	mid(c, native, XL_PC_CONST, RAXRCX, 0);
+	/* until the check, the jump may still need its record: a stop here
+	 * goes back to the jump (in s_from) */
+	mid(c, 0, XL_PC_FROM, RAXRCX, 0);
 	xl_emit_bind(&c->e, &c->jentry);
 	xl_emit2(&c->e, MN(MOV), REG(ECX), xl_abs(c->ctl + XL_CTL_S_JFN, 4));
 	xl_emit2(&c->e, MN(LEA), REG(RCX), at(ZYDIS_REGISTER_RCX, -(int64_t)fid, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), ientry);
 	xl_emit_branch_to(&c->e, MN(JMP), &k->at);
 	xl_emit_bind(&c->e, ientry);
+	mid(c, native, XL_PC_CONST, RAXRCX, 0);
 	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
 	mid(c, native, XL_PC_CONST, XL_SAVED_RCX, 0);
 	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
@@ -676,8 +700,9 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 			break;
 		}
 		if (bk) {
-			c->e.st = (struct xl_state){ XL_ST_TRAP, 0, XL_PC_CONST, 0, pc };
+			c->e.st = (struct xl_state){ .kind = XL_ST_TRAP, .pc = pc };
 			xl_emit0(&c->e, MN(INT3));
+			c->after_trap_pc = pc;
 		}
 		int rc = xl_read_insn(&c->xt->rd, pc, &in);
 		if (rc == -EFAULT && n == 0) {
@@ -689,11 +714,11 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 			exit_to(c, MN(JMP), pc);
 			break;
 		}
-		if (one(c, &in)) {
-			pc += in.len;
-			break;
-		}
+		int end = one(c, &in);
+		c->after_trap_pc = 0;
 		pc += in.len;
+		if (end)
+			break;
 	}
 	*end = pc;
 	return c->e.err;

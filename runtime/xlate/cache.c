@@ -193,9 +193,10 @@ int xl_block_add(struct xl_thread *xt, struct xl_block *b)
 	for (size_t i = 0; i < b->nan; i++) {
 		const struct xl_annot *a = &b->an[i];
 		/* only the block's own instructions (not exits to others) */
+		struct xl_map *m = a->st.after_trap ? &xt->after : &xt->clean;
 		if (a->st.kind == XL_ST_CLEAN && a->st.pc >= b->native &&
-		    a->st.pc < b->native_end && !xl_map_get(&xt->clean, a->st.pc))
-			xl_map_put(&xt->clean, a->st.pc, b->cache + a->off);
+		    a->st.pc < b->native_end && !xl_map_get(m, a->st.pc))
+			xl_map_put(m, a->st.pc, b->cache + a->off);
 	}
 	/* exits waiting for this block, and this block's own exits */
 	for (struct xl_exit *x = (struct xl_exit *)(uintptr_t)xl_map_get(&xt->wait, b->native); x;
@@ -274,7 +275,7 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
 
 uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const char **why)
 {
-	uint64_t c = xl_map_get(&xt->clean, pc);
+	uint64_t c = xl_map_get(after_trap ? &xt->after : &xt->clean, pc);
 	struct xl_block *b;
 
 	if (!after_trap && _stp_pt_bkpt_at(_stp_pt_thread_proc(xt->t), pc)) {
@@ -287,8 +288,12 @@ uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const ch
 		return c;
 	if (!(b = xl_translate(xt, pc, why)))
 		return 0;
-	c = xl_map_get(&xt->clean, pc);
-	return c ? c : b->cache + b->body;
+	if ((c = xl_map_get(after_trap ? &xt->after : &xt->clean, pc)))
+		return c;
+	/* after a trap, where the breakpoint is gone: its instruction */
+	if (after_trap && (c = xl_map_get(&xt->clean, pc)))
+		return c;
+	return b->cache + b->body;
 }
 
 void xl_cache_free(struct xl_thread *xt)
@@ -303,6 +308,7 @@ void xl_cache_free(struct xl_thread *xt)
 	xt->nbyc = xt->capbyc = 0;
 	xl_map_free(&xt->byn);
 	xl_map_free(&xt->clean);
+	xl_map_free(&xt->after);
 	xl_map_free(&xt->wait);
 	xt->code_bytes = 0;
 	xt->gen++;

@@ -69,7 +69,7 @@ ZydisEncoderOperand xl_abs(uint64_t addr, uint16_t size)
 static int st_eq(const struct xl_state *a, const struct xl_state *b)
 {
 	return a->kind == b->kind && a->saved == b->saved && a->pc_src == b->pc_src &&
-	    a->rsp_adj == b->rsp_adj && a->pc == b->pc;
+	    a->after_trap == b->after_trap && a->rsp_adj == b->rsp_adj && a->pc == b->pc;
 }
 
 static void annotate(struct xl_emit *e)
@@ -262,11 +262,14 @@ int xl_emit_branch_to_at(uint8_t *code, size_t len, ZydisMnemonic mn, uint64_t a
 
 void xl_st_clean(struct xl_emit *e, uint64_t pc)
 {
-	e->st = (struct xl_state){ XL_ST_CLEAN, 0, XL_PC_CONST, 0, pc };
+	e->st = (struct xl_state){ .kind = XL_ST_CLEAN, .pc_src = XL_PC_CONST, .pc = pc };
 }
 
 void xl_st_mid(struct xl_emit *e, uint64_t pc, int pc_src, int saved, int rsp_adj)
 {
-	e->st =
-	    (struct xl_state){ XL_ST_MID, (uint8_t)saved, (uint8_t)pc_src, (int16_t)rsp_adj, pc };
+	e->st = (struct xl_state){ .kind = XL_ST_MID,
+				   .saved = (uint8_t)saved,
+				   .pc_src = (uint8_t)pc_src,
+				   .rsp_adj = (int16_t)rsp_adj,
+				   .pc = pc };
 }

@@ -32,6 +32,7 @@ struct xl_state {
 	uint8_t kind; /* enum xl_st_kind */
 	uint8_t saved; /* XL_SAVED_*: the program's value is in its slot */
 	uint8_t pc_src; /* enum xl_pc_src */
+	uint8_t after_trap; /* the breakpoint at pc has trapped already */
 	int16_t rsp_adj; /* native rsp = rsp + rsp_adj */
 	uint64_t pc;
 };

@@ -37,7 +37,7 @@
  * is the program's, and native_pc is where the thread is in native terms
  * (with those registers). */
 #define XL_E_MISS_RET 0 /* lookup miss, return/call table; rax = target */
-#define XL_E_MISS_JMP 1 /* lookup miss, jump table; rax = target */
+#define XL_E_MISS_JMP 1 /* lookup miss, jump table; s_tgt = target */
 #define XL_E_MISS_DIRECT 2 /* a direct exit not translated yet; rax = target */
 #define XL_E_FULL 3 /* ring full: retry is where to go on */
 #define XL_E_SIGRETURN 4 /* rt_sigreturn: retry is the cache syscall to run */

@@ -74,9 +74,13 @@ void xl_stepped_in(struct xl_thread *xt)
 	top[-XL_SV_FLAGS] &= ~XL_EFLAGS_TF;
 }
 
-int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap)
+int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
+		 uint64_t *after_trap)
 {
 	uint64_t pc = r->rip, base = xt->rg.addr;
+
+	if (after_trap)
+		*after_trap = 0;
 
 	if (pc >= base && pc < base + XL_AGENT_MAX) {
 		uint64_t off = pc - base;
@@ -100,5 +104,7 @@ int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap)
 	if (!(a = annot_at(b, off)))
 		return -1;
 	apply(xt, &a->st, r);
+	if (a->st.after_trap && after_trap)
+		*after_trap = r->rip;
 	return 1;
 }

@@ -217,7 +217,8 @@ static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 		return 1;
 	}
 	int steps = 0;
-	for (; (rc = xl_to_native(xt, &r, trap)) < 0 && steps < 64; steps++) {
+	uint64_t after = 0;
+	for (; (rc = xl_to_native(xt, &r, trap, &after)) < 0 && steps < 64; steps++) {
 		/* in an agent stub: a few instructions on */
 		if (_stp_pt_step_insn(t) < 0 || _stp_pt_get_regs(t, &r) < 0)
 			return 0;
@@ -226,9 +227,10 @@ static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 	if (steps)
 		xl_stepped_in(xt);
 	xt->mapped = 0;
-	xt->trapped_at = 0;
 	if (rc <= 0)
-		return 0;
+		return 0; /* trapped_at stays: a step into a handler comes here */
+	xt->trapped_at = 0;
+	xt->pending_after = after;
 	if (rc == 2) {
 		xt->trapped_at = r.rip - 1;
 		xt->trap_regs = r;
@@ -291,11 +293,13 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 	xt->mapped = 0;
 	/* back at the breakpoint, or sent to the engine's out-of-line copy of
 	 * its instruction: our translation of it runs instead */
-	int after_trap = xt->trapped_at &&
-	    (r.rip == xt->trapped_at ||
-	     r.rip == _stp_pt_bkpt_slot(_stp_pt_thread_proc(t), xt->trapped_at));
+	int after_trap = (xt->trapped_at &&
+			  (r.rip == xt->trapped_at ||
+			   r.rip == _stp_pt_bkpt_slot(_stp_pt_thread_proc(t), xt->trapped_at)));
 	if (after_trap)
 		r.rip = xt->trapped_at;
+	after_trap |= xt->pending_after && r.rip == xt->pending_after;
+	xt->pending_after = 0;
 	if (xt->trapped_at && !after_trap)
 		displaced_done(xt, r.rip, r.rsp);
 	xt->trapped_at = 0;
@@ -323,6 +327,14 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 	if (!xt->on || _stp_pt_get_regs(t, &r) < 0)
 		return;
 	xt->xp->x->st.signals++;
+	if (!xt->trapped_at && xt->pending_after) {
+		/* stopped after a trap stub: the frame comes back there */
+		uint64_t pc = 0;
+		_stp_pt_read(xt->t, r.rsp + 8 + 168, &pc, sizeof pc);
+		if (pc == xt->pending_after)
+			xt->frame_after_trap = pc;
+	}
+	xt->pending_after = 0;
 	if (xt->trapped_at) {
 		/* delivered at the end of a breakpoint's stop: the frame has
 		 * where the engine left the thread */
@@ -516,7 +528,7 @@ int _stp_xl_thread_off(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 		return 0;
 	/* the registers are native at every stop; in case not (a call from
 	 * outside a stop's handling), make them so */
-	if (_stp_pt_get_regs(t, &r) == 0 && xl_to_native(xt, &r, 0) > 0)
+	if (_stp_pt_get_regs(t, &r) == 0 && xl_to_native(xt, &r, 0, NULL) > 0)
 		_stp_pt_set_regs(t, &r);
 	xl_ring_drain(xt);
 	unhook(xt);
@@ -538,7 +550,7 @@ void _stp_xl_thread_start(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 		return;
 	for (struct xl_proc *xp = x->procs; xp; xp = xp->next)
 		for (struct xl_thread *xt = xp->threads; xt; xt = xt->next)
-			if (xl_block_of_cache(xt, r.rip) && xl_to_native(xt, &r, 0) > 0) {
+			if (xl_block_of_cache(xt, r.rip) && xl_to_native(xt, &r, 0, NULL) > 0) {
 				_stp_pt_set_regs(t, &r);
 				return;
 			}

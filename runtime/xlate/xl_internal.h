@@ -95,6 +95,7 @@ struct xl_thread {
 	size_t code_bytes;
 	struct xl_map byn; /* native start -> struct xl_block * */
 	struct xl_map clean; /* native insn -> cache address of a clean point */
+	struct xl_map after; /* the same after the trap stub of a breakpoint */
 	struct xl_map wait; /* native target -> first struct xl_exit * */
 	struct xl_block **byc; /* by cache address, sorted */
 	size_t nbyc, capbyc;
@@ -108,6 +109,8 @@ struct xl_thread {
 	struct user_regs_struct trap_regs;
 	/* a signal frame resumes at this breakpoint with its trap taken */
 	uint64_t frame_after_trap;
+	/* the stop was after the trap stub at this pc (its trap taken) */
+	uint64_t pending_after;
 	uint64_t mapped_gen;
 	struct user_regs_struct cache_regs, native_regs;
 	struct xl_thread *next; /* in xp */
@@ -186,8 +189,11 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 /* The native state of a thread stopped at r (cache or agent); 1 if it
  * was in our code (r changed), 2 if that was a trap stub's int3 (the
  * engine's breakpoint at r->rip - 1), 0 if native already, -1 if it
- * cannot be told (r unchanged). is_trap: the stop is an int3's SIGTRAP. */
-int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap);
+ * cannot be told (r unchanged). is_trap: the stop is an int3's SIGTRAP.
+ * *after_trap (if not NULL): the native pc when the thread had taken the
+ * trap of a breakpoint there and not run its instruction yet, else 0. */
+int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
+		 uint64_t *after_trap);
 void xl_stepped_in(struct xl_thread *xt);
 #define XL_EFLAGS_TF 0x100ull
 

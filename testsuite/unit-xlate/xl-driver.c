@@ -19,9 +19,14 @@
  *   -r BYTES  ring size per thread
  *   -c FUNC   count the calls of FUNC (of the main program) in each
  *             traced call: "xl: calls of FUNC=N"
+ *   -y        system-call probes: getppid() entries and exits while traced
+ *             are counted ("xl: getppid entries=N exits=N"), with the pc
+ *             checked (native: in a module) and the result at exit
+ *   -G        signal handlers (and what they call) are not shown
  *   -L        libraries as leaves: a library function called from the
  *             program is shown as "@MODULE", what it calls is not (but
  *             calls back into the program are)
+ *   -R        the raw records too ("xl: rec KIND FROM TO SP")
  *   -v        engine debug messages (STAP_XLATE_DEBUG=1 does the same)
  * A call into a PLT stub followed by the stub's jump is shown as a call
  * of the function the stub jumps to. */
@@ -41,12 +46,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static const char *func_name, *count_name;
-static uint64_t count_addr, n_counted;
-static int quiet, show_stats, lib_leaves;
+static uint64_t count_addr;
+static int quiet, show_stats, lib_leaves, hide_signals, raw, sys_probes;
+static uint64_t sys_entries, sys_exits;
 static struct _stp_xl_config cfg;
 static struct _stp_pt_session *S;
 static struct _stp_xl_engine *X;
@@ -55,8 +62,68 @@ static int failures;
 
 /* ---- output, kept until the target is done ---- */
 
-static char **out;
-static size_t nout, capout;
+struct lines {
+	char **v;
+	size_t n, cap;
+};
+
+static void add_line(struct lines *l, char *s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->v = realloc(l->v, l->cap * sizeof *l->v);
+		if (!l->v)
+			exit(2);
+	}
+	l->v[l->n++] = s;
+}
+
+static void print_lines(struct lines *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		printf("%s\n", l->v[i]);
+		free(l->v[i]);
+	}
+	free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
+/* Per traced thread: its tree, printed in the order the threads were
+ * first traced (a thread's last records may come after the next one has
+ * begun: at its exit). */
+struct frame {
+	uint64_t func; /* callee; for a PLT stub not resolved yet, the stub */
+	uint64_t sp; /* its return-address slot */
+	int shown, stub;
+	int hidden; /* in a signal handler not shown (-G) */
+};
+
+struct tstate {
+	pid_t tid;
+	struct frame f[4096];
+	int nf;
+	uint64_t n_recs, n_calls, n_rets, n_sigs, n_counted;
+	struct lines out;
+};
+static struct tstate *tstates[256];
+static int ntstates;
+static struct tstate *cur; /* the thread whose events are handled */
+static struct lines global_out;
+
+static struct tstate *tstate_of(pid_t tid)
+{
+	for (int i = 0; i < ntstates; i++)
+		if (tstates[i]->tid == tid)
+			return tstates[i];
+	if (ntstates == (int)(sizeof tstates / sizeof *tstates))
+		return tstates[ntstates - 1];
+	struct tstate *ts = calloc(1, sizeof *ts);
+	if (!ts)
+		exit(2);
+	ts->tid = tid;
+	tstates[ntstates++] = ts;
+	return ts;
+}
 
 static void emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void emit(const char *fmt, ...)
@@ -68,15 +135,8 @@ static void emit(const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
-	if (!s)
-		return;
-	if (nout == capout) {
-		capout = capout ? 2 * capout : 256;
-		out = realloc(out, capout * sizeof *out);
-		if (!out)
-			exit(2);
-	}
-	out[nout++] = s;
+	if (s)
+		add_line(cur ? &cur->out : &global_out, s);
 }
 
 /* ---- names ---- */
@@ -113,16 +173,7 @@ static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr, uin
 	return si->symaddr;
 }
 
-/* ---- the tree ---- */
-
-struct frame {
-	uint64_t func; /* callee; for a PLT stub not resolved yet, the stub */
-	uint64_t sp; /* its return-address slot */
-	int shown, stub;
-};
-static struct frame frames[4096];
-static int nframes;
-static uint64_t n_recs, n_calls, n_rets, n_sigs;
+/* ---- the tree (of cur) ---- */
 
 static int in_main(uint64_t addr)
 {
@@ -136,8 +187,8 @@ static int indent(void)
 {
 	int d = 0;
 
-	for (int i = 0; i < nframes - 1; i++)
-		d += frames[i].shown;
+	for (int i = 0; i < cur->nf - 1; i++)
+		d += cur->f[i].shown;
 	return d;
 }
 
@@ -156,9 +207,11 @@ static const char *shown_name(uint64_t addr, char *buf, size_t len)
  * not from a library; the program's functions always are. */
 static int wants(uint64_t func)
 {
+	if (cur->nf && cur->f[cur->nf - 1].hidden)
+		return 0;
 	if (!lib_leaves || in_main(func))
 		return 1;
-	return nframes < 2 || in_main(frames[nframes - 2].func);
+	return cur->nf < 2 || in_main(cur->f[cur->nf - 2].func);
 }
 
 static void show(const char *arrow, uint64_t func, const char *note)
@@ -171,24 +224,25 @@ static void show(const char *arrow, uint64_t func, const char *note)
 
 static void push(uint64_t func, uint64_t sp, int stub, const char *note)
 {
-	if (nframes == (int)(sizeof frames / sizeof *frames)) {
+	if (cur->nf == (int)(sizeof cur->f / sizeof *cur->f)) {
 		emit("FAIL: too deep");
 		failures++;
 		return;
 	}
-	frames[nframes++] = (struct frame){ func, sp, 0, stub };
-	if (!stub && (frames[nframes - 1].shown = wants(func)))
+	int hidden = (cur->nf > 0 && cur->f[cur->nf - 1].hidden) || (note[0] && hide_signals);
+	cur->f[cur->nf++] = (struct frame){ func, sp, 0, stub, hidden };
+	if (!stub && !hidden && (cur->f[cur->nf - 1].shown = wants(func)))
 		show("->", func, note);
 }
 
 /* Frames whose return-address slot is below sp are gone. */
 static void pop_below(uint64_t sp)
 {
-	while (nframes > 0 && frames[nframes - 1].sp < sp) {
-		struct frame *f = &frames[nframes - 1];
+	while (cur->nf > 0 && cur->f[cur->nf - 1].sp < sp) {
+		struct frame *f = &cur->f[cur->nf - 1];
 		if (f->shown)
 			show("<-", f->func, "");
-		nframes--;
+		cur->nf--;
 	}
 }
 
@@ -224,24 +278,28 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 {
 	char note[32];
 
-	(void)core, (void)t;
+	(void)core;
+	cur = tstate_of(_stp_pt_tid(t));
 	for (size_t i = 0; i < n; i++) {
 		unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
 		uint64_t from = r[i].from_kind & XL_ADDR_MASK;
-		struct frame *top = nframes ? &frames[nframes - 1] : NULL;
-		n_recs++;
+		struct frame *top = cur->nf ? &cur->f[cur->nf - 1] : NULL;
+		cur->n_recs++;
+		if (raw)
+			emit("xl: rec %u %#" PRIx64 " %#" PRIx64 " %#" PRIx64, kind, from, r[i].to,
+			     r[i].sp);
 		if (kind == XL_REC_CALL) {
-			n_calls++;
-			n_counted += count_addr && r[i].to == count_addr;
+			cur->n_calls++;
+			cur->n_counted += count_addr && r[i].to == count_addr;
 			pop_below(r[i].sp + 1); /* frames longjmp left */
 			push(r[i].to, r[i].sp, !named(r[i].to), "");
 		} else if (kind == XL_REC_RET) {
-			n_rets++;
+			cur->n_rets++;
 			pop_below(r[i].sp);
 		} else if (kind == XL_REC_JUMP && top) {
 			jump(top, from, r[i].to);
 		} else if (kind & 0x80) {
-			n_sigs++;
+			cur->n_sigs++;
 			snprintf(note, sizeof note, " (signal %u)", kind & 0x7f);
 			pop_below(r[i].sp + 1);
 			push(r[i].to, r[i].sp, 0, note);
@@ -261,14 +319,39 @@ static void on_fallback(void *core, struct _stp_pt_thread *t, uint64_t pc, const
 
 /* ---- probes ---- */
 
+static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
+{
+	struct user_regs_struct r;
+	const struct _stp_syminfo *si;
+
+	(void)data;
+	if (nr != SYS_getppid || !_stp_xl_thread_is_on(X, t))
+		return;
+	cur = tstate_of(_stp_pt_tid(t));
+	if (_stp_pt_get_regs(t, &r) < 0 || !(si = _stp_sym_lookup(symtab, r.rip)) || !si->module) {
+		emit("FAIL: getppid stop at %#llx: not in a module", r.rip);
+		failures++;
+	}
+	if (is_exit && (pid_t)r.rax != getpid()) {
+		emit("FAIL: getppid returned %lld", (long long)r.rax);
+		failures++;
+	}
+	if (is_exit)
+		sys_exits++;
+	else
+		sys_entries++;
+	cur = NULL;
+}
+
 static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
 {
 	struct user_regs_struct r;
 	int rc;
 
 	(void)data;
-	nframes = 0;
-	n_recs = n_calls = n_rets = n_sigs = n_counted = 0;
+	cur = tstate_of(_stp_pt_tid(t));
+	cur->nf = 0;
+	cur->n_recs = cur->n_calls = cur->n_rets = cur->n_sigs = cur->n_counted = 0;
 	if (_stp_pt_get_regs(t, &r) == 0)
 		push(_stp_pt_probe_addr(p), r.rsp, 0, "");
 	if ((rc = _stp_xl_thread_on(X, t)) < 0) {
@@ -281,16 +364,20 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 static int on_return(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
 {
 	(void)p, (void)data;
+	cur = tstate_of(_stp_pt_tid(t));
 	_stp_xl_thread_off(X, t);
 	if (quiet) {
-		emit("xl: records=%" PRIu64 " calls=%" PRIu64 " returns=%" PRIu64, n_recs, n_calls,
-		     n_rets);
-		emit("xl: signals=%" PRIu64, n_sigs);
-	} else if (nframes != 0)
-		emit("FAIL: %d frames left at the return", nframes);
+		emit("xl: records=%" PRIu64 " calls=%" PRIu64 " returns=%" PRIu64, cur->n_recs,
+		     cur->n_calls, cur->n_rets);
+		emit("xl: signals=%" PRIu64, cur->n_sigs);
+	} else if (cur->nf != 0)
+		emit("FAIL: %d frames left at the return", cur->nf);
 	if (count_name)
-		emit("xl: calls of %s=%" PRIu64, count_name, n_counted);
-	nframes = 0;
+		emit("xl: calls of %s=%" PRIu64, count_name, cur->n_counted);
+	if (sys_probes)
+		emit("xl: getppid entries=%" PRIu64 " exits=%" PRIu64, sys_entries, sys_exits);
+	cur->nf = 0;
+	cur = NULL;
 	return 0;
 }
 
@@ -361,6 +448,8 @@ static void cb_exec(struct _stp_pt_thread *t, void *user)
 		emit("FAIL: no function %s: %s", count_name, strerror(-rc));
 		failures++;
 	}
+	if (sys_probes)
+		_stp_pt_syscalls(_stp_pt_thread_proc(t), on_syscall, NULL);
 	if ((rc = _stp_pt_probe_add(_stp_pt_thread_proc(t), addr, on_entry, on_return, NULL,
 				    NULL)) < 0) {
 		emit("FAIL: probe %s: %s", func_name, strerror(-rc));
@@ -400,7 +489,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+c:f:qr:LSv")) != -1) {
+	while ((opt = getopt(argc, argv, "+c:f:qr:GLRSvy")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
@@ -419,6 +508,15 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			lib_leaves = 1;
+			break;
+		case 'G':
+			hide_signals = 1;
+			break;
+		case 'R':
+			raw = 1;
+			break;
+		case 'y':
+			sys_probes = 1;
 			break;
 		case 'v':
 			setenv("STAP_XLATE_DEBUG", "1", 1);
@@ -448,8 +546,11 @@ int main(int argc, char **argv)
 		if ((rc = _stp_pt_wait(S, -1)) < 0 && rc != -EINTR)
 			break;
 	fflush(stdout);
-	for (size_t i = 0; i < nout; i++)
-		printf("%s\n", out[i]);
+	for (int i = 0; i < ntstates; i++) {
+		print_lines(&tstates[i]->out);
+		free(tstates[i]);
+	}
+	print_lines(&global_out);
 	if (show_stats) {
 		struct _stp_xl_stats st;
 		_stp_xl_get_stats(X, &st);

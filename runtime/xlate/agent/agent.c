@@ -66,14 +66,16 @@ static void fill(unsigned keys, unsigned vals, uint64_t key, uint64_t val)
 	*k = (uint64_t) - (int64_t)key;
 }
 
+/* A lookup miss: the target is native_pc (a return or call, done), or
+ * for a jump s_tgt (native_pc is the jump, still to happen). */
 static uint64_t miss(struct xl_ctl *c, int jump)
 {
-	uint64_t key = c->native_pc;
+	uint64_t key = jump ? c->s_tgt : c->native_pc;
 	const struct xl_dirent *e = dir_find(key);
 
 	if (!e) {
 		uint64_t a = ask(c, XL_REQ_TRANSLATE, key);
-		if (a == key || !(e = dir_find(key)))
+		if (a == c->native_pc || !(e = dir_find(key)))
 			return a; /* native (staprun gone), or wherever it said */
 	} else {
 		c->n_dir_hits++;
@@ -110,7 +112,7 @@ uint64_t xl_agent(int why)
 		return miss(c, 0);
 	case XL_E_MISS_JMP:
 		return miss(c, 1);
-	case XL_E_MISS_DIRECT:
+	case XL_E_MISS_DIRECT: /* rax: the target, which native_pc is */
 		return ask(c, XL_REQ_TRANSLATE, c->native_pc);
 	case XL_E_FULL:
 		return ask(c, XL_REQ_DRAIN, 0);
