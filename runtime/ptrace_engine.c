@@ -1362,6 +1362,15 @@ uint64_t _stp_pt_probe_point(const struct _stp_pt_thread *t)
 	return t->probe_point;
 }
 
+int _stp_pt_interrupt(struct _stp_pt_thread *t)
+{
+	if (t->state != PT_RUNNING)
+		return 0;
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return errno == ESRCH ? 0 : -errno;
+	return 1;
+}
+
 void _stp_pt_thread_hooks(struct _stp_pt_thread *t, const struct _stp_pt_thread_hooks *h,
 			  void *data)
 {

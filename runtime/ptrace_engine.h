@@ -262,6 +262,10 @@ int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6
 /* Single-step stopped thread t by one instruction (a signal arriving
  * meanwhile is kept for delivery when t resumes). 0 or -errno. */
 int _stp_pt_step_insn(struct _stp_pt_thread *t);
+/* Stop running thread t (PTRACE_INTERRUPT); its stop goes through the
+ * loop like any other (hooks too), and it resumes. 1 if it was running,
+ * 0 if it is stopped already, -errno. */
+int _stp_pt_interrupt(struct _stp_pt_thread *t);
 /* Is one of the engine's int3s in memory at addr in p's address space? */
 int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr);
 /* The out-of-line copy of the instruction under the breakpoint at addr

@@ -22,7 +22,7 @@
 #define MAX_COLD 96
 #define MAX_EXITS 8
 
-enum cold_kind { C_FULL, C_EXIT, C_CLONE, C_SIGRET, C_JREC, C_XJUMP };
+enum cold_kind { C_FULL, C_EXIT, C_CLONE, C_SIGRET, C_JREC, C_XJUMP, C_CHECK };
 
 struct cold {
 	int kind;
@@ -45,6 +45,10 @@ struct tctx {
 	struct xl_exit ex[MAX_EXITS];
 	int nex;
 	struct xl_label jentry;
+	uint64_t native, native_end;
+	int checked; /* code that may change: compared at entry */
+	int32_t body_real; /* checked: the body after the check's jump */
+	uint8_t expect[XL_CHECK_MAX]; /* checked: its bytes, as in memory */
 	uint64_t after_trap_pc; /* the instruction being translated follows
 				 * the trap stub of a breakpoint there */
 	const char *why;
@@ -517,18 +521,24 @@ static void cold_full(struct tctx *c, struct cold *k)
 }
 
 /* A direct exit's miss stub (at least 14 bytes: it becomes a far
- * trampoline when its target is out of rel32 reach). */
+ * trampoline when its target is out of rel32 reach; unlinking emits it
+ * again, the same bytes). */
+void xl_emit_miss_stub(struct xl_emit *e, uint64_t ctl, uint64_t target)
+{
+	xl_st_clean(e, target);
+	xl_emit2(e, MN(MOV), xl_abs(ctl + XL_CTL_S_RAX, 8), REG(RAX));
+	xl_st_mid(e, target, XL_PC_CONST, XL_SAVED_RAX, 0);
+	xl_emit2(e, MN(MOV), xl_abs(ctl + XL_CTL_S_RCX, 8), REG(RCX));
+	xl_st_mid(e, target, XL_PC_CONST, RAXRCX, 0);
+	xl_emit2(e, MN(MOV), REG(RAX), xl_imm((int64_t)target));
+	xl_emit2(e, MN(MOV), xl_abs(ctl + XL_CTL_NATIVE_PC, 8), REG(RAX));
+	xl_emit1(e, MN(JMP), xl_abs(ctl + XL_CTL_ENTRY + 8 * XL_E_MISS_DIRECT, 8));
+}
+
 static void cold_exit(struct tctx *c, struct cold *k)
 {
 	c->ex[k->exit].stub = (uint32_t)c->e.len;
-	clean(c, k->pc);
-	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	mid(c, k->pc, XL_PC_CONST, XL_SAVED_RAX, 0);
-	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
-	mov_imm(c, ZYDIS_REGISTER_RAX, k->pc);
-	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_MISS_DIRECT));
+	xl_emit_miss_stub(&c->e, c->ctl, k->pc);
 }
 
 /* pc: the syscall; pc2: the native next pc. */
@@ -591,6 +601,56 @@ static void cold_jrec(struct tctx *c, struct cold *k, struct xl_label *ientry)
 	xl_emit_branch_to(&c->e, MN(JMP), ientry);
 }
 
+/* The entry check of a block from code that may change: its bytes in
+ * memory (int3s included) against those it was translated from, 8 (then
+ * 4, 2, 1) at a time: rax = the bytes, rcx = their negation + rax, zero
+ * when equal (lea, jrcxz: no flags). A change goes to the agent as a
+ * miss of the block's start; staprun translates it again. */
+static void cold_check(struct tctx *c)
+{
+	uint64_t n = c->native, end = c->native_end;
+	struct xl_label fail = { -1 };
+
+	clean(c, n);
+	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	mid(c, n, XL_PC_CONST, XL_SAVED_RAX, 0);
+	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	mid(c, n, XL_PC_CONST, RAXRCX, 0);
+	for (uint64_t a = n; a < end;) {
+		static const struct {
+			uint16_t size;
+			ZydisRegister reg;
+		} w[] = { { 8, ZYDIS_REGISTER_RAX },
+			  { 4, ZYDIS_REGISTER_EAX },
+			  { 2, ZYDIS_REGISTER_AX },
+			  { 1, ZYDIS_REGISTER_AL } };
+		struct xl_label same = { -1 };
+		int k = end - a >= 8 ? 0 : end - a >= 4 ? 1 : end - a >= 2 ? 2 : 3;
+		uint64_t v = 0;
+		memcpy(&v, c->expect + (a - n), w[k].size);
+		if (k >= 2)
+			xl_emit2(&c->e, MN(MOV), REG(EAX), xl_imm(0));
+		xl_emit2(&c->e, MN(MOV), xl_reg(w[k].reg), xl_abs(a, w[k].size));
+		mov_imm(c, ZYDIS_REGISTER_RCX, (uint64_t) - (int64_t)v);
+		xl_emit2(&c->e, MN(LEA), REG(RCX),
+			 xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));
+		xl_emit_branch_to(&c->e, MN(JRCXZ), &same);
+		xl_emit_branch_to(&c->e, MN(JMP), &fail);
+		xl_emit_bind(&c->e, &same);
+		a += w[k].size;
+	}
+	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
+	mid(c, n, XL_PC_CONST, XL_SAVED_RCX, 0);
+	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
+	clean(c, n);
+	xl_emit_branch(&c->e, MN(JMP), c->e.pc + (uint64_t)c->body_real);
+	xl_emit_bind(&c->e, &fail);
+	mid(c, n, XL_PC_CONST, RAXRCX, 0);
+	mov_imm(c, ZYDIS_REGISTER_RAX, n);
+	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
+	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_MISS_DIRECT));
+}
+
 static void emit_cold(struct tctx *c, struct xl_label *ientry)
 {
 	for (int i = 0; i < c->ncold && !c->e.err; i++) {
@@ -615,6 +675,9 @@ static void emit_cold(struct tctx *c, struct xl_label *ientry)
 			break;
 		case C_JREC:
 			cold_jrec(c, k, ientry);
+			break;
+		case C_CHECK:
+			cold_check(c);
 			break;
 		}
 	}
@@ -694,7 +757,8 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 	for (int n = 0; !c->e.err; n++) {
 		struct xl_insn in;
 		int bk = _stp_pt_bkpt_at(p, pc);
-		if (n > 0 && (bk || n == XL_BLOCK_INSNS)) {
+		int full = n == XL_BLOCK_INSNS || (c->checked && pc + 15 > native + XL_CHECK_MAX);
+		if (n > 0 && (bk || full)) {
 			clean(c, pc); /* a probe starts its own block */
 			exit_to(c, MN(JMP), pc);
 			break;
@@ -744,9 +808,22 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 	uint32_t fid = xl_fid(xt, native);
 	prologue(c, native, fid, &ientry);
 	uint32_t body_off = (uint32_t)c->e.len;
+	c->native = native;
+	if ((c->checked = !xl_code_stable(xt, native))) {
+		struct cold *k = cold_new(c, C_CHECK);
+		xl_reader_drop(&xt->rd); /* read what is there now */
+		clean(c, native);
+		if (k)
+			xl_emit_branch_to(&c->e, MN(JMP), &k->at);
+		c->body_real = (int32_t)c->e.len;
+	}
 	if ((rc = body(c, native, &end)) == 0) {
-		emit_cold(c, &ientry);
-		rc = c->e.err;
+		c->native_end = end;
+		if (c->checked && _stp_pt_read(xt->t, native, c->expect, end - native) < 0)
+			rc = -EFAULT;
+		if (rc == 0)
+			emit_cold(c, &ientry);
+		rc = rc ? rc : c->e.err;
 	}
 	if (rc == -ENOSPC && c->e.len + 64 > XL_BLOCK_MAX)
 		*why = "a block too big";
@@ -791,6 +868,10 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 	b->nex = (size_t)c->nex;
 	for (size_t i = 0; i < b->nex; i++)
 		b->ex[i].b = b;
+	if ((b->checked = c->checked) && (b->orig = malloc(end - native)))
+		memcpy(b->orig, c->expect, end - native);
+	else if (b->checked)
+		b->checked = 0; /* no memory: never seen as changed (rare) */
 	rc = 0;
 out:
 	if (c)

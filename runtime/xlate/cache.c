@@ -278,6 +278,13 @@ uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const ch
 	uint64_t c = xl_map_get(after_trap ? &xt->after : &xt->clean, pc);
 	struct xl_block *b;
 
+	/* a clean point inside a block from changing code skips the block's
+	 * check: do it here */
+	if (c && (b = xl_block_of_cache(xt, c)) && xl_block_changed(xt, b)) {
+		xl_invalidate(xt, b->native, b->native_end);
+		c = 0;
+	}
+
 	if (!after_trap && _stp_pt_bkpt_at(_stp_pt_thread_proc(xt->t), pc)) {
 		/* as natively: the int3 there traps (its block starts with it) */
 		if (!(b = xl_translate(xt, pc, why)))
@@ -296,11 +303,111 @@ uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const ch
 	return b->cache + b->body;
 }
 
+/* ---- invalidation ---- */
+
+/* Exit x goes to its miss stub again (the stub emitted anew: it may have
+ * been made a far trampoline). */
+static void unlink_exit(struct xl_thread *xt, struct xl_exit *x)
+{
+	struct xl_block *from = x->b;
+	uint8_t *code = from->chunk->mem + (from->cache - from->chunk->addr);
+	struct xl_emit e;
+
+	if (!x->linked)
+		return;
+	xl_emit_init(&e, code + x->stub, 64, from->cache + x->stub);
+	xl_emit_miss_stub(&e, xl_ctl_addr(xt, 0), x->target);
+	xl_emit_fini(&e);
+	xl_emit_branch_to_at(code + x->off, x->len, x->mn, from->cache + x->off,
+			     from->cache + x->stub);
+	x->linked = 0;
+}
+
+static void dir_del(struct xl_thread *xt, uint64_t native)
+{
+	struct xl_dirent *d = (struct xl_dirent *)(xt->rg.mem + XL_DIR_OFF);
+	uint64_t i = (native * 0x9E3779B97F4A7C15ull) >> (64 - XL_DIR_BITS);
+
+	for (unsigned n = 0; n < XL_DIR_N && d[i].native; n++, i = (i + 1) & (XL_DIR_N - 1))
+		if (d[i].native == native) {
+			d[i].native = 1; /* a tombstone: lookups go on past it */
+			return;
+		}
+}
+
+/* The lookup tables' entry for native (the key goes first). */
+static void table_del(struct xl_thread *xt, unsigned keys, uint64_t native)
+{
+	uint64_t *k = (uint64_t *)(xt->rg.mem + keys) + (native & (XL_TAB_N - 1));
+
+	if (*k == (uint64_t) - (int64_t)native)
+		*k = 0;
+}
+
+static void map_del_into(struct xl_map *m, const struct xl_block *b)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->k[i] && m->k[i] != UINT64_MAX && m->v[i] >= b->cache &&
+		    m->v[i] < b->cache + b->size)
+			xl_map_del(m, m->k[i]);
+}
+
+static void kill_block(struct xl_thread *xt, struct xl_block *b)
+{
+	b->dead = 1;
+	if (xl_block_at(xt, b->native) == b)
+		xl_map_del(&xt->byn, b->native);
+	dir_del(xt, b->native);
+	table_del(xt, XL_RKEYS_OFF, b->native);
+	table_del(xt, XL_JKEYS_OFF, b->native);
+	map_del_into(&xt->clean, b);
+	map_del_into(&xt->after, b);
+	/* the exits linked to it go back to their miss stubs (they wait for
+	 * its next translation); its own exits wait for nothing any more */
+	for (struct xl_exit *x = (struct xl_exit *)(uintptr_t)xl_map_get(&xt->wait, b->native); x;
+	     x = x->wnext)
+		if (!x->b->dead)
+			unlink_exit(xt, x);
+	for (size_t i = 0; i < b->nex; i++) {
+		struct xl_exit *x = &b->ex[i], **pp;
+		uint64_t head = xl_map_get(&xt->wait, x->target);
+		struct xl_exit *first = (struct xl_exit *)(uintptr_t)head;
+		for (pp = &first; *pp && *pp != x; pp = &(*pp)->wnext)
+			;
+		if (*pp)
+			*pp = x->wnext;
+		if (first)
+			xl_map_put(&xt->wait, x->target, (uint64_t)(uintptr_t)first);
+		else
+			xl_map_del(&xt->wait, x->target);
+	}
+}
+
+void xl_invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < xt->nbyc; i++) {
+		struct xl_block *b = xt->byc[i];
+		uint64_t end = b->native_end > b->native ? b->native_end : b->native + 1;
+		if (!b->dead && b->native < hi && lo < end) {
+			kill_block(xt, b);
+			n++;
+		}
+	}
+	if (n) {
+		xt->gen++; /* a stopped thread cannot go back into them */
+		xl_debug("%d blocks of %d invalidated at %#llx-%#llx", n, (int)xt->tid,
+			 (unsigned long long)lo, (unsigned long long)hi);
+	}
+}
+
 void xl_cache_free(struct xl_thread *xt)
 {
 	for (size_t i = 0; i < xt->nbyc; i++) {
 		free(xt->byc[i]->an);
 		free(xt->byc[i]->ex);
+		free(xt->byc[i]->orig);
 		free(xt->byc[i]);
 	}
 	free(xt->byc);

@@ -34,6 +34,8 @@ static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 	return _stp_pt_read_code(ctx, addr, buf, len);
 }
 
+static void on_bkpt(uint64_t addr, int armed, void *data);
+
 static struct xl_proc *proc_of(struct _stp_xl_engine *x, struct _stp_pt_proc *p, int create)
 {
 	for (struct xl_proc *xp = x->procs; xp; xp = xp->next)
@@ -49,6 +51,7 @@ static struct xl_proc *proc_of(struct _stp_xl_engine *x, struct _stp_pt_proc *p,
 	xp->pid = _stp_pt_proc_pid(p);
 	xp->next = x->procs;
 	x->procs = xp;
+	_stp_pt_watch_breakpoints(p, on_bkpt, xp);
 	return xp;
 }
 
@@ -125,7 +128,10 @@ static void doorbell(struct xl_thread *xt)
 	xl_ring_drain(xt);
 	switch (c->req) {
 	case XL_REQ_TRANSLATE: {
-		struct xl_block *b = xl_translate(xt, c->arg, &why);
+		struct xl_block *b = xl_block_at(xt, c->arg);
+		if (b && xl_block_changed(xt, b))
+			xl_invalidate(xt, b->native, b->native_end); /* its check failed */
+		b = xl_translate(xt, c->arg, &why);
 		if (b)
 			ans = b->cache + b->body;
 		else
@@ -203,12 +209,56 @@ static int stop_is_int3(struct _stp_pt_thread *t, int st)
 	    ptrace(PTRACE_GETSIGINFO, _stp_pt_tid(t), 0, &si) == 0 && si.si_code == SI_KERNEL;
 }
 
+/* Blocks over [lo, hi) go: now if the thread is stopped, else at the stop
+ * an interrupt brings (before it runs them again, mostly: a breakpoint
+ * placed while a thread runs takes effect at some point, as natively). */
+static void invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi)
+{
+	if (!xt->nbyc)
+		return;
+	if (_stp_pt_interrupt(xt->t) <= 0) {
+		xl_invalidate(xt, lo, hi);
+		return;
+	}
+	if (xt->ninval == (int)(sizeof xt->inval / sizeof *xt->inval)) {
+		lo = 0; /* too many: everything */
+		hi = UINT64_MAX;
+		xt->ninval = 0;
+	}
+	xt->inval[xt->ninval][0] = lo;
+	xt->inval[xt->ninval++][1] = hi;
+}
+
+static void invalidate_pending(struct xl_thread *xt)
+{
+	for (int i = 0; i < xt->ninval; i++)
+		xl_invalidate(xt, xt->inval[i][0], xt->inval[i][1]);
+	xt->ninval = 0;
+}
+
+/* The ptrace engine armed or disarmed an int3 at addr in the address
+ * space of xp (and of processes sharing it). */
+static void on_bkpt(uint64_t addr, int armed, void *data)
+{
+	struct xl_proc *xp = data;
+
+	(void)armed;
+	for (struct xl_proc *q = xp->x->procs; q; q = q->next) {
+		if (q != xp && !_stp_pt_proc_shares_mm(q->p, xp->p))
+			continue;
+		for (struct xl_thread *xt = q->threads; xt; xt = xt->next)
+			invalidate(xt, addr, addr + 1);
+	}
+}
+
 static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 {
 	struct xl_thread *xt = data;
 	struct user_regs_struct r;
 	int trap, rc;
 
+	if (xt->ninval)
+		invalidate_pending(xt);
 	if (!xt->on || _stp_pt_get_regs(t, &r) < 0)
 		return 0;
 	trap = stop_is_int3(t, st);
@@ -471,6 +521,8 @@ void _stp_xl_free(struct _stp_xl_engine *x)
 {
 	if (!x)
 		return;
+	for (struct xl_proc *xp = x->procs; xp; xp = xp->next)
+		_stp_pt_watch_breakpoints(xp->p, NULL, NULL);
 	while (x->procs)
 		proc_free(x, x->procs, NULL);
 	xl_map_free(&x->fids);

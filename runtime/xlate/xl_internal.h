@@ -60,6 +60,8 @@ struct xl_exit {
 
 struct xl_block {
 	uint64_t native, native_end; /* the native code it covers */
+	int dead; /* invalidated: its code stays (a thread may
+		   * be stopped in it) but nothing leads there */
 	uint64_t cache; /* its code in the target */
 	uint32_t size;
 	uint32_t jentry, entry, body; /* offsets of its entry points */
@@ -69,7 +71,12 @@ struct xl_block {
 	struct xl_exit *ex;
 	size_t nex;
 	struct xl_chunk *chunk;
+	int checked; /* from code that may change: checked at entry */
+	uint8_t *orig; /* checked: the bytes it was translated from */
 };
+
+/* At most this many native bytes in a checked block. */
+#define XL_CHECK_MAX 256
 
 /* ---- memory shared with a target (shm.c) ---- */
 
@@ -111,9 +118,18 @@ struct xl_thread {
 	uint64_t frame_after_trap;
 	/* the stop was after the trap stub at this pc (its trap taken) */
 	uint64_t pending_after;
+	/* native ranges to invalidate at the next stop (it was running) */
+	uint64_t inval[16][2];
+	int ninval;
 	uint64_t mapped_gen;
 	struct user_regs_struct cache_regs, native_regs;
 	struct xl_thread *next; /* in xp */
+};
+
+/* Mappings of the target, for what code may change (mem.c). */
+struct xl_mrange {
+	uint64_t lo, hi;
+	int stable; /* private, read-only, of a regular file */
 };
 
 /* Functions' address ranges, as the core gave them (cache.c). */
@@ -127,6 +143,8 @@ struct xl_proc {
 	struct xl_frange *fr; /* sorted by lo, disjoint */
 	size_t nfr, capfr;
 	struct xl_map nofunc; /* addresses in no known function */
+	struct xl_mrange *mr; /* sorted */
+	size_t nmr, capmr;
 	struct _stp_pt_proc *p;
 	pid_t pid;
 	struct xl_thread *threads;
@@ -181,9 +199,22 @@ int xl_block_add(struct xl_thread *xt, struct xl_block *b);
 void xl_cache_free(struct xl_thread *xt);
 uint32_t xl_fid(struct xl_thread *xt, uint64_t addr);
 
+/* Blocks covering native [lo, hi) are dropped (links, directory,
+ * tables, clean points); the thread must be stopped. */
+void xl_invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi);
+
 /* block.c: translate one block at native into ch (at ch->used). */
+void xl_emit_miss_stub(struct xl_emit *e, uint64_t ctl, uint64_t target);
 int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t native,
 		       struct xl_block **out, const char **why);
+
+/* mem.c */
+/* Is the code at addr stable (text of a file, read-only, private)? Else
+ * its blocks check their bytes at entry. */
+int xl_code_stable(struct xl_thread *xt, uint64_t addr);
+void xl_mem_forget(struct xl_proc *xp);
+/* Have the bytes of checked block b changed since its translation? */
+int xl_block_changed(struct xl_thread *xt, const struct xl_block *b);
 
 /* sigmap.c */
 /* The native state of a thread stopped at r (cache or agent); 1 if it

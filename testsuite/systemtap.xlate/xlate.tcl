@@ -51,10 +51,13 @@ proc xl_has {bin func re what} {
 #   {tree LINES}  the driver's tree lines ("xl: -> ..."/"<- ..."/"=> ...")
 #                 are exactly LINES (a list of lines without the "xl: ")
 #   expect        the tree is exactly the target's "expect: LINE" lines
+#                 that are tree lines; for its other "expect: LINE" lines
+#                 the driver printed "xl: LINE"
 #   expect-lines  for each "expect: LINE" of the target the driver printed
 #                 "xl: LINE"
 #   same          the target's output equals an untraced run's
 #   {line TEXT}   the driver printed the line TEXT
+#   {target TEXT} the target printed the line TEXT
 #   {exit HOW}    the target's exit ("status=0", "signal=11")
 # Any "FAIL..." line of the driver, a non-zero driver status or a
 # sanitizer report fails the test.
@@ -98,8 +101,14 @@ proc xl_case {name opts target checks} {
         } elseif {$kind eq "expect"} {
             set want {}
             foreach l $tlines {
-                if {[regexp {^expect: (.*)$} $l -> w]} {
+                if {![regexp {^expect: (.*)$} $l -> w]} {
+                    continue
+                }
+                if {[regexp {^ *(->|<-|=>) } $w]} {
                     lappend want $w
+                } elseif {[lsearch -exact $dlines "xl: $w"] < 0} {
+                    verbose -log "$name: missing driver line: xl: $w"
+                    set ok 0
                 }
             }
             if {$tree ne $want} {
@@ -117,6 +126,11 @@ proc xl_case {name opts target checks} {
             lassign [stap_exec $xl_bdir [lindex $cmd 0] [lrange $cmd 1 end]] urc uout uerr
             if {[join $tlines "\n"] ne [string trimright $uout "\n"]} {
                 stap_log_diff "target output" [string trimright $uout "\n"] [join $tlines "\n"]
+                set ok 0
+            }
+        } elseif {$kind eq "target"} {
+            if {[lsearch -exact $tlines $arg] < 0} {
+                verbose -log "$name: the target did not print: $arg"
                 set ok 0
             }
         } elseif {$kind eq "line" || $kind eq "exit"} {

@@ -19,6 +19,10 @@
  *   -r BYTES  ring size per thread
  *   -c FUNC   count the calls of FUNC (of the main program) in each
  *             traced call: "xl: calls of FUNC=N"
+ *   -a MARK:SYM  at each entry of function MARK, a counting probe at
+ *             symbol SYM (a function or a label) is placed if it is not
+ *             there, removed if it is; at the end "xl: probe SYM hits=N"
+ *             (repeatable)
  *   -y        system-call probes: getppid() entries and exits while traced
  *             are counted ("xl: getppid entries=N exits=N"), with the pc
  *             checked (native: in a module) and the result at exit
@@ -55,6 +59,13 @@ static uint64_t count_addr;
 static int quiet, show_stats, lib_leaves, hide_signals, raw, sys_probes;
 static uint64_t sys_entries, sys_exits;
 static struct _stp_xl_config cfg;
+struct toggle {
+	const char *mark, *sym;
+	uint64_t mark_addr, sym_addr, hits;
+	struct _stp_pt_probe *probe; /* the counting probe while placed */
+};
+static struct toggle toggles[8];
+static int ntoggles;
 static struct _stp_pt_session *S;
 static struct _stp_xl_engine *X;
 static struct _stp_symtab *symtab;
@@ -153,11 +164,15 @@ static const char *name_of(uint64_t addr, char *buf, size_t len)
 	return buf;
 }
 
+/* Has addr a symbol, or is it outside every module (a JIT's code)? Else
+ * it is taken for a PLT stub, shown as the function it jumps to. */
 static int named(uint64_t addr)
 {
 	const struct _stp_syminfo *si = symtab ? _stp_sym_lookup(symtab, addr) : NULL;
 
-	return si && si->name;
+	return si &&
+	    (si->name || !si->module || !si->modpath || si->modpath[0] != '/' ||
+	     !strncmp(si->modpath, "/memfd:", 7));
 }
 
 static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo,
@@ -319,6 +334,41 @@ static void on_fallback(void *core, struct _stp_pt_thread *t, uint64_t pc, const
 
 /* ---- probes ---- */
 
+static int on_count(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct toggle *tg = data;
+
+	(void)t, (void)p;
+	tg->hits++;
+	return 0;
+}
+
+static int on_mark(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data)
+{
+	struct _stp_pt_proc *proc = _stp_pt_thread_proc(t);
+	int rc = 0;
+
+	(void)data;
+	cur = tstate_of(_stp_pt_tid(t));
+	for (int i = 0; i < ntoggles; i++) {
+		struct toggle *tg = &toggles[i];
+		if (tg->mark_addr != _stp_pt_probe_addr(p))
+			continue;
+		if (tg->probe) {
+			rc = _stp_pt_probe_remove(proc, tg->probe);
+			tg->probe = NULL;
+		} else {
+			rc = _stp_pt_probe_add(proc, tg->sym_addr, on_count, NULL, tg, &tg->probe);
+		}
+		if (rc < 0) {
+			emit("FAIL: probe %s: %s", tg->sym, strerror(-rc));
+			failures++;
+		}
+	}
+	cur = NULL;
+	return 0;
+}
+
 static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
 {
 	struct user_regs_struct r;
@@ -408,7 +458,10 @@ static int func_addr(pid_t pid, const char *name, uint64_t *addr)
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 			const char *nm;
-			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+			     GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) &&
+			    sym.st_shndx != SHN_UNDEF &&
 			    (nm = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(nm, name)) {
 				*addr = sym.st_value;
 				found = 1;
@@ -450,6 +503,22 @@ static void cb_exec(struct _stp_pt_thread *t, void *user)
 	}
 	if (sys_probes)
 		_stp_pt_syscalls(_stp_pt_thread_proc(t), on_syscall, NULL);
+	for (int i = 0; i < ntoggles; i++) {
+		struct toggle *tg = &toggles[i];
+		int placed = 0;
+		tg->probe = NULL;
+		if (func_addr(_stp_pt_pid(t), tg->mark, &tg->mark_addr) < 0 ||
+		    func_addr(_stp_pt_pid(t), tg->sym, &tg->sym_addr) < 0) {
+			emit("FAIL: no %s or %s", tg->mark, tg->sym);
+			failures++;
+			continue;
+		}
+		for (int j = 0; j < i; j++)
+			placed |= toggles[j].mark_addr == tg->mark_addr;
+		if (!placed)
+			_stp_pt_probe_add(_stp_pt_thread_proc(t), tg->mark_addr, on_mark, NULL,
+					  NULL, NULL);
+	}
 	if ((rc = _stp_pt_probe_add(_stp_pt_thread_proc(t), addr, on_entry, on_return, NULL,
 				    NULL)) < 0) {
 		emit("FAIL: probe %s: %s", func_name, strerror(-rc));
@@ -489,7 +558,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+c:f:qr:GLRSvy")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:c:f:qr:GLRSvy")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
@@ -518,6 +587,15 @@ int main(int argc, char **argv)
 		case 'y':
 			sys_probes = 1;
 			break;
+		case 'a': {
+			char *colon = strchr(optarg, ':');
+			if (!colon || ntoggles == (int)(sizeof toggles / sizeof *toggles))
+				return 2;
+			*colon = 0;
+			toggles[ntoggles].mark = optarg;
+			toggles[ntoggles++].sym = colon + 1;
+			break;
+		}
 		case 'v':
 			setenv("STAP_XLATE_DEBUG", "1", 1);
 			break;
@@ -551,6 +629,8 @@ int main(int argc, char **argv)
 		free(tstates[i]);
 	}
 	print_lines(&global_out);
+	for (int i = 0; i < ntoggles; i++)
+		printf("xl: probe %s hits=%" PRIu64 "\n", toggles[i].sym, toggles[i].hits);
 	if (show_stats) {
 		struct _stp_xl_stats st;
 		_stp_xl_get_stats(X, &st);
