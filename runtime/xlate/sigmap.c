@@ -65,6 +65,20 @@ static void from_agent_stack(const struct xl_thread *xt, struct user_regs_struct
 	r->r15 = top[-XL_SV_R15];
 }
 
+/* Is the instruction at cache address pc one of our rdtsc (of a record,
+ * not a copy of the program's)? It faults when the thread has disabled
+ * the time-stamp counter (prctl PR_SET_TSC, PR_TSC_SIGSEGV). */
+int xl_is_our_rdtsc(struct xl_thread *xt, uint64_t pc)
+{
+	const struct xl_block *b = xl_block_of_cache(xt, pc);
+	const struct xl_annot *a;
+
+	if (!b || pc + 2 > b->cache + b->size || !(a = annot_at(b, (uint32_t)(pc - b->cache))))
+		return 0;
+	const uint8_t *code = b->chunk->mem + (pc - b->chunk->addr);
+	return code[0] == 0x0f && code[1] == 0x31 && a->st.kind == XL_ST_MID;
+}
+
 /* Staprun single-stepped the thread out of an agent stub into its C
  * body: the stub's pushfq saw the trap flag the step set. */
 void xl_stepped_in(struct xl_thread *xt)

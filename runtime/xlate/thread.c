@@ -152,9 +152,14 @@ static void doorbell(struct xl_thread *xt)
 		break;
 	}
 	case XL_REQ_FALLBACK:
-	default:
-		fallback(xt, c->arg, "an instruction the translator does not handle");
+	default: {
+		struct xl_insn in;
+		xl_reader_drop(&xt->rd);
+		xl_read_insn(&xt->rd, c->arg, &in);
+		fallback(xt, c->arg,
+			 in.why ? in.why : "an instruction the translator does not handle");
 		break;
+	}
 	}
 	xl_debug("doorbell %d of %d (%#llx): %#llx", (int)c->req, (int)xt->tid,
 		 (unsigned long long)c->arg, (unsigned long long)ans);
@@ -277,6 +282,16 @@ static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 	if (steps)
 		xl_stepped_in(xt);
 	xt->mapped = 0;
+	if (rc > 0 && WIFSTOPPED(st) && (st >> 16) == 0 && WSTOPSIG(st) == SIGSEGV) {
+		struct user_regs_struct at;
+		if (_stp_pt_get_regs(t, &at) == 0 && xl_is_our_rdtsc(xt, at.rip)) {
+			/* the thread disabled rdtsc: it goes on natively, where
+			 * it was (the record rolled back), without the signal */
+			_stp_pt_set_regs(t, &r);
+			fallback(xt, r.rip, "rdtsc disabled in the thread (prctl PR_SET_TSC)");
+			return 1;
+		}
+	}
 	if (rc <= 0)
 		return 0; /* trapped_at stays: a step into a handler comes here */
 	xt->trapped_at = 0;
