@@ -570,8 +570,6 @@ static void cold_sigret(struct tctx *c, struct cold *k)
 	mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
 	mov_imm(c, ZYDIS_REGISTER_RCX, k->pc);
 	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
-	lea_off(c, ZYDIS_REGISTER_RCX, k->back);
-	to_slot(c, XL_CTL_RETRY, ZYDIS_REGISTER_RCX);
 	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_SIGRETURN));
 }
 

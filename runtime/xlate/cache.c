@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define BATCH 64 /* blocks translated ahead per request */
 
@@ -96,6 +97,14 @@ uint32_t xl_fid(struct xl_thread *xt, uint64_t addr)
 	return (uint32_t)id;
 }
 
+size_t xl_chunk_size(const struct _stp_xl_engine *x)
+{
+	size_t n = x->cfg.cache_bytes / 2;
+
+	n = n < (64u << 10) ? 64u << 10 : n > XL_CHUNK_MAX ? XL_CHUNK_MAX : n;
+	return n & ~(size_t)0xffff;
+}
+
 struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native)
 {
 	for (int i = xt->nch - 1; i >= 0; i--) {
@@ -105,7 +114,7 @@ struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native)
 			return ch;
 	}
 	if (xt->nch == XL_MAX_CHUNKS ||
-	    (size_t)(xt->nch + 1) * XL_CHUNK_SIZE > xt->xp->x->cfg.cache_bytes)
+	    (size_t)(xt->nch + 1) * xl_chunk_size(xt->xp->x) > xt->xp->x->cfg.cache_bytes)
 		return NULL;
 	if (xl_map_chunk(xt, native, &xt->ch[xt->nch]) < 0)
 		return NULL;
@@ -184,8 +193,10 @@ int xl_block_add(struct xl_thread *xt, struct xl_block *b)
 {
 	int rc;
 
-	if ((rc = xl_map_put(&xt->byn, b->native, (uint64_t)(uintptr_t)b)) < 0 ||
-	    (rc = index_by_cache(xt, b)) < 0 || (rc = dir_put(xt, b)) < 0)
+	/* the directory first: when it is full nothing else is changed */
+	if ((rc = dir_put(xt, b)) < 0 ||
+	    (rc = xl_map_put(&xt->byn, b->native, (uint64_t)(uintptr_t)b)) < 0 ||
+	    (rc = index_by_cache(xt, b)) < 0)
 		return rc;
 	xt->code_bytes += b->size;
 	xt->xp->x->st.blocks++;
@@ -214,15 +225,22 @@ int xl_block_add(struct xl_thread *xt, struct xl_block *b)
 	return 0;
 }
 
-static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, const char **why)
+/* One block; when the cache is full, may_flush empties it first (only
+ * for the block a request is about: no block of the batch survives). */
+static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, const char **why,
+				      int may_flush)
 {
 	struct xl_block *b = xl_block_at(xt, native);
 
 	if (b)
 		return b;
-	for (int tries = 0; tries < 2; tries++) {
+	for (int tries = 0; tries < 4; tries++) {
 		struct xl_chunk *ch = xl_chunk_for(xt, native);
 		if (!ch) {
+			if (may_flush-- > 0) {
+				xl_flush(xt);
+				continue;
+			}
 			*why = "no room for translated code near it";
 			return NULL;
 		}
@@ -234,6 +252,14 @@ static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, con
 		if (rc < 0)
 			return NULL;
 		if (xl_block_add(xt, b) < 0) {
+			free(b->an);
+			free(b->ex);
+			free(b->orig);
+			free(b);
+			if (may_flush-- > 0) {
+				xl_flush(xt);
+				continue;
+			}
 			*why = "the directory is full";
 			return NULL;
 		}
@@ -250,7 +276,7 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
 {
 	uint64_t queue[BATCH];
 	size_t head = 0, tail = 0;
-	struct xl_block *first = translate_one(xt, native, why);
+	struct xl_block *first = translate_one(xt, native, why, 1);
 
 	if (!first)
 		return NULL;
@@ -265,7 +291,7 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
 			const char *w = NULL;
 			if (xl_block_at(xt, to))
 				continue;
-			if (!translate_one(xt, to, &w))
+			if (!translate_one(xt, to, &w, 0))
 				continue; /* translated when reached, or fails then */
 			queue[tail++] = to;
 		}
@@ -400,6 +426,19 @@ void xl_invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi)
 		xl_debug("%d blocks of %d invalidated at %#llx-%#llx", n, (int)xt->tid,
 			 (unsigned long long)lo, (unsigned long long)hi);
 	}
+}
+
+void xl_flush(struct xl_thread *xt)
+{
+	xl_cache_free(xt);
+	for (int i = 0; i < xt->nch; i++) {
+		memset(xt->ch[i].mem, 0xcc, xt->ch[i].size);
+		xt->ch[i].used = 0;
+	}
+	/* tables and directory: zero pages again */
+	madvise(xt->rg.mem + XL_RKEYS_OFF, XL_RING_OFF - XL_RKEYS_OFF, MADV_REMOVE);
+	xt->xp->x->st.flushes++;
+	xl_debug("cache of %d flushed", (int)xt->tid);
 }
 
 void xl_cache_free(struct xl_thread *xt)

@@ -40,7 +40,7 @@
 #define XL_E_MISS_JMP 1 /* lookup miss, jump table; s_tgt = target */
 #define XL_E_MISS_DIRECT 2 /* a direct exit not translated yet; rax = target */
 #define XL_E_FULL 3 /* ring full: retry is where to go on */
-#define XL_E_SIGRETURN 4 /* rt_sigreturn: retry is the cache syscall to run */
+#define XL_E_SIGRETURN 4 /* rt_sigreturn (rax 15): the agent runs it */
 #define XL_E_FALLBACK 5 /* an instruction that cannot be translated */
 #define XL_E_N 6
 

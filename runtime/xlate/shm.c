@@ -223,7 +223,7 @@ int xl_map_region(struct xl_thread *xt, size_t size)
 int xl_map_chunk(struct xl_thread *xt, uint64_t near, struct xl_chunk *ch)
 {
 	struct xl_mapping m;
-	int rc = map_new(xt, near, XL_CHUNK_SIZE, 1, &m);
+	int rc = map_new(xt, near, xl_chunk_size(xt->xp->x), 1, &m);
 
 	if (rc < 0)
 		return rc;

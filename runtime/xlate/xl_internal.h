@@ -35,7 +35,7 @@ void xl_map_free(struct xl_map *m);
 
 /* ---- code chunks and blocks (cache.c) ---- */
 
-#define XL_CHUNK_SIZE (1u << 20)
+#define XL_CHUNK_MAX (1u << 20)
 #define XL_CHUNK_REACH (1ull << 30) /* from the code it translates */
 #define XL_MAX_CHUNKS 16
 #define XL_BLOCK_MAX 16384 /* code of one block, at most */
@@ -192,6 +192,11 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
  * a breakpoint is, its trap stub, unless the thread comes back from that
  * breakpoint's trap with the instruction still to run (after_trap). */
 uint64_t xl_enter_at(struct xl_thread *xt, uint64_t pc, int after_trap, const char **why);
+/* Chunks of cfg.cache_bytes / 2 (64 KiB to 1 MiB). */
+size_t xl_chunk_size(const struct _stp_xl_engine *x);
+/* Everything translated for the thread goes (the cache is full); the
+ * thread must be stopped and in none of it. */
+void xl_flush(struct xl_thread *xt);
 /* Room for a block near native; NULL if none can be had. */
 struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native);
 /* The block is done: register it (directory, links, clean points). */

@@ -17,6 +17,8 @@
  *   -q        no tree: "xl: records=N calls=N returns=N" per traced call
  *   -S        engine counters at the end ("xl: stats ...")
  *   -r BYTES  ring size per thread
+ *   -C BYTES  translated code per thread, at most (then it is flushed)
+ *   -M N      threads translated at once, at most
  *   -c FUNC   count the calls of FUNC (of the main program) in each
  *             traced call: "xl: calls of FUNC=N"
  *   -a MARK:SYM  at each entry of function MARK, a counting probe at
@@ -412,7 +414,10 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 	cur->n_recs = cur->n_calls = cur->n_rets = cur->n_sigs = cur->n_counted = 0;
 	if (_stp_pt_get_regs(t, &r) == 0)
 		push(_stp_pt_probe_addr(p), r.rsp, 0, "");
-	if ((rc = _stp_xl_thread_on(X, t)) < 0) {
+	if ((rc = _stp_xl_thread_on(X, t)) == -EBUSY) {
+		emit("xl: thread on: %s", strerror(-rc)); /* a limit (-M) */
+		cur->fell_back = 1;
+	} else if (rc < 0) {
 		emit("FAIL: thread on: %s", strerror(-rc));
 		failures++;
 	}
@@ -566,7 +571,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+a:c:f:qr:GLRSvy")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:c:f:qr:C:GLM:RSvy")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
@@ -579,6 +584,12 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			cfg.ring_bytes = strtoul(optarg, NULL, 0);
+			break;
+		case 'C':
+			cfg.cache_bytes = strtoul(optarg, NULL, 0);
+			break;
+		case 'M':
+			cfg.max_threads = atoi(optarg);
 			break;
 		case 'S':
 			show_stats = 1;
@@ -644,10 +655,9 @@ int main(int argc, char **argv)
 		_stp_xl_get_stats(X, &st);
 		printf("xl: stats threads=%" PRIu64 " blocks=%" PRIu64 " code=%" PRIu64
 		       " doorbells=%" PRIu64 " records=%" PRIu64 " signals=%" PRIu64
-		       " drain_ms=%.1f"
-		       " doorbell_ms=%.1f\n",
+		       " flushes=%" PRIu64 " drain_ms=%.1f doorbell_ms=%.1f\n",
 		       st.threads, st.blocks, st.code_bytes, st.doorbells, st.records, st.signals,
-		       st.drain_ns / 1e6, st.doorbell_ns / 1e6);
+		       st.flushes, st.drain_ns / 1e6, st.doorbell_ns / 1e6);
 	}
 	if (exit_status >= 0 && WIFEXITED(exit_status))
 		printf("xl: exit status=%d\n", WEXITSTATUS(exit_status));

@@ -10,6 +10,7 @@
 extern struct xl_ctl xl_ctl __attribute__((visibility("hidden")));
 extern char xl_base[] __attribute__((visibility("hidden")));
 void xl_doorbell(void) __attribute__((visibility("hidden")));
+void xl_do_sigreturn(void) __attribute__((visibility("hidden")));
 uint64_t xl_agent(int why) __attribute__((visibility("hidden"), used));
 
 static uint64_t *table(unsigned off)
@@ -99,7 +100,8 @@ static uint64_t sigreturn(struct xl_ctl *c)
 
 	if (a != c->native_pc)
 		*rip = a;
-	return c->retry;
+	/* not back to the cache's syscall: it may have been flushed */
+	return (uint64_t)(uintptr_t)xl_do_sigreturn;
 }
 
 uint64_t xl_agent(int why)

@@ -68,6 +68,12 @@ xl_exit:
 	mov CTL(XL_CTL_S_RAX), %rax
 	mov CTL(XL_CTL_S_RCX), %rcx
 	jmp *CTL(XL_CTL_DEST)
+	/* rt_sigreturn, the frame fixed by the C body: rax is 15 again (the
+	 * program's, restored), every other register comes from the frame. */
+	.globl xl_do_sigreturn
+	.hidden xl_do_sigreturn
+xl_do_sigreturn:
+	syscall
 	.globl xl_entry_end
 	.hidden xl_entry_end
 xl_entry_end:
