@@ -471,6 +471,7 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 	if (!cp)
 		return;
 	cp->follow = (s->options & _STP_PT_FOLLOW_FORK) && parent->follow && !s->detaching;
+	cp->attached = parent->attached;
 	if (cp->follow) {
 		cp->syscall_fn = parent->syscall_fn;
 		cp->syscall_data = parent->syscall_data;
@@ -1227,6 +1228,7 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 		goto fail;
 	_stp_pt_stop_all_end(p); /* held: stays stopped */
 	p->report_threads = 1;
+	p->attached = 1;
 	adopt_sharers(p);
 	pt_debug("attached to %d (%d threads)", (int)pid, p->nthreads);
 	if (out)

@@ -271,10 +271,11 @@ int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr);
 /* The out-of-line copy of the instruction under the breakpoint at addr
  * (it jumps back to the original code after it), 0 if none. */
 uint64_t _stp_pt_bkpt_slot(struct _stp_pt_proc *p, uint64_t addr);
-/* fn(addr, armed, data) runs whenever an int3 of the engine is written
- * (armed 1) or removed (armed 0) in p's address space (shared with vfork
- * and CLONE_VM children; not inherited by fork children). fn NULL: off. */
-typedef void (*_stp_pt_bkpt_fn)(uint64_t addr, int armed, void *data);
+/* fn(addr, armed, orig, data) runs whenever an int3 of the engine is
+ * written (armed 1) or removed (armed 0) in p's address space (shared
+ * with vfork and CLONE_VM children; not inherited by fork children), orig
+ * the byte under it; and at once for each int3 there now. fn NULL: off. */
+typedef void (*_stp_pt_bkpt_fn)(uint64_t addr, int armed, uint8_t orig, void *data);
 void _stp_pt_watch_breakpoints(struct _stp_pt_proc *p, _stp_pt_bkpt_fn fn, void *data);
 
 /* Counters of a session, for the end-of-run report. */

@@ -127,6 +127,7 @@ struct _stp_pt_proc {
 	int follow;	     /* a traced process (not one being released) */
 	int release_on_exec; /* a vfork child traced only until it execs */
 	int report_threads;  /* attached: thread_start for each at resume */
+	int attached;	     /* not launched by us: it outlives a killed tracer */
 	int leader_status, leader_gone;
 	_stp_pt_syscall_fn syscall_fn; /* system call probes, or NULL */
 	void *syscall_data;

@@ -125,6 +125,7 @@ struct xl_ctl {
 	uint64_t gone; /* 0x78 staprun is gone: go native */
 	uint64_t entry[XL_E_N]; /* 0x80 agent entry addresses */
 	uint64_t exit_native; /* the agent's exit stub */
+	uint64_t doorbell; /* the pc of a thread stopped at its doorbell */
 	/* where things are (absolute addresses in the target) */
 	uint64_t region;
 	uint64_t ring_base, ring_end;
@@ -140,6 +141,32 @@ _Static_assert(__builtin_offsetof(struct xl_ctl, entry) == XL_CTL_ENTRY, "ctl la
 _Static_assert(sizeof(struct xl_ctl) <= XL_STACK_OFF - XL_CTL_OFF, "ctl size");
 _Static_assert(sizeof(struct xl_rec) == 32, "record size");
 _Static_assert(sizeof(struct xl_dirent) == XL_DIRENT_SIZE, "directory entry size");
+
+/* The process region of an attached process (-x): a copy of the agent
+ * whose SIGTRAP handler keeps the program alive when staprun is gone,
+ * and this control block at XL_CTL_OFF (the agent reaches it as xl_ctl):
+ * the program's SIGTRAP action (to chain to), the thread regions (their
+ * doorbells and trap stubs), and a mirror of the ptrace engine's
+ * breakpoints with their original bytes (restored by the handler when it
+ * meets one). Written by staprun; read by the handler only when no
+ * tracer is attached any more. */
+#define XL_PBK_BITS 12
+#define XL_PBK_N (1u << XL_PBK_BITS)
+#define XL_PREGIONS 64
+struct xl_pbk {
+	uint64_t addr; /* 0: empty, 1: removed */
+	uint64_t orig; /* the byte under the int3 */
+};
+struct xl_kaction { /* the kernel's struct sigaction on x86-64 */
+	uint64_t handler, flags, restorer, mask;
+};
+struct xl_pctl {
+	struct xl_kaction act, old; /* ours, the program's before */
+	uint64_t nregions;
+	uint64_t regions[XL_PREGIONS];
+	struct xl_pbk bk[XL_PBK_N];
+};
+#define XL_PREGION_SIZE (XL_CTL_OFF + ((sizeof(struct xl_pctl) + 4095) & ~4095ul))
 
 /* The agent's stack, as its entry stubs leave it for the C body (pushed
  * in this order after pushfq): the native registers staprun reads when the

@@ -151,9 +151,9 @@ static int remember(struct xl_proc *xp, const struct xl_mapping *m)
 
 /* A new mapping of size bytes (rw- in the target, or r-x when exec), at
  * the place `near` says (0: low), in *m. */
-static int map_new(struct xl_thread *xt, uint64_t near, size_t size, int exec, struct xl_mapping *m)
+static int map_new(struct xl_proc *xp, struct _stp_pt_thread *t, uint64_t near, size_t size,
+		   int exec, struct xl_mapping *m)
 {
-	struct _stp_pt_thread *t = xt->t;
 	int tfd, fd = memfd_in(t, size, &tfd), rc = -ENOMEM;
 	int prot = PROT_READ | (exec ? PROT_EXEC : PROT_WRITE);
 
@@ -161,7 +161,7 @@ static int map_new(struct xl_thread *xt, uint64_t near, size_t size, int exec, s
 		return fd;
 	int64_t a = -EEXIST;
 	for (int tries = 0; tries < 4 && a == -EEXIST; tries++) {
-		uint64_t at = place(xt->tid, near, size);
+		uint64_t at = place(_stp_pt_tid(t), near, size);
 		if (!at) {
 			a = -ENOMEM;
 			break;
@@ -183,14 +183,14 @@ static int map_new(struct xl_thread *xt, uint64_t near, size_t size, int exec, s
 	m->mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	rc = m->mem == MAP_FAILED ? -errno : 0;
 	close(fd);
-	if (rc < 0 || (rc = remember(xt->xp, m)) < 0) {
+	if (rc < 0 || (rc = remember(xp, m)) < 0) {
 		if (m->mem != MAP_FAILED)
 			munmap(m->mem, size);
 		sys(t, SYS_munmap, m->addr, size, 0, 0, 0, 0);
 		return rc;
 	}
 	xl_debug("mapped %zu bytes at %#llx in %d%s", size, (unsigned long long)m->addr,
-		 (int)xt->tid, exec ? " (code)" : "");
+		 (int)_stp_pt_tid(t), exec ? " (code)" : "");
 	return 0;
 }
 
@@ -207,7 +207,7 @@ static void populate(struct xl_thread *xt, const struct xl_mapping *m, size_t of
  * r-x; the control block, agent stack and ring faulted in. */
 int xl_map_region(struct xl_thread *xt, size_t size)
 {
-	int rc = map_new(xt, 0, size, 0, &xt->rg);
+	int rc = map_new(xt->xp, xt->t, 0, size, 0, &xt->rg);
 
 	if (rc < 0)
 		return rc;
@@ -223,7 +223,7 @@ int xl_map_region(struct xl_thread *xt, size_t size)
 int xl_map_chunk(struct xl_thread *xt, uint64_t near, struct xl_chunk *ch)
 {
 	struct xl_mapping m;
-	int rc = map_new(xt, near, xl_chunk_size(xt->xp->x), 1, &m);
+	int rc = map_new(xt->xp, xt->t, near, xl_chunk_size(xt->xp->x), 1, &m);
 
 	if (rc < 0)
 		return rc;
@@ -233,6 +233,18 @@ int xl_map_chunk(struct xl_thread *xt, uint64_t near, struct xl_chunk *ch)
 	ch->size = m.size;
 	memset(ch->mem, 0xcc, ch->size);
 	return 0;
+}
+
+/* The process region of an attached process (layout.h, xl_pctl): rw-,
+ * its agent r-x. */
+int xl_map_pregion(struct xl_proc *xp, struct _stp_pt_thread *t, struct xl_mapping *m)
+{
+	int rc = map_new(xp, t, 0, XL_PREGION_SIZE, 0, m);
+
+	if (rc < 0)
+		return rc;
+	int64_t r = sys(t, SYS_mprotect, m->addr, XL_AGENT_MAX, PROT_READ | PROT_EXEC, 0, 0, 0);
+	return r < 0 ? (int)r : 0;
 }
 
 /* Unmap everything of ours from the target (t stopped, none of its

@@ -34,8 +34,6 @@ static int read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 	return _stp_pt_read_code(ctx, addr, buf, len);
 }
 
-static void on_bkpt(uint64_t addr, int armed, void *data);
-
 static struct xl_proc *proc_of(struct _stp_xl_engine *x, struct _stp_pt_proc *p, int create)
 {
 	for (struct xl_proc *xp = x->procs; xp; xp = xp->next)
@@ -51,7 +49,7 @@ static struct xl_proc *proc_of(struct _stp_xl_engine *x, struct _stp_pt_proc *p,
 	xp->pid = _stp_pt_proc_pid(p);
 	xp->next = x->procs;
 	x->procs = xp;
-	_stp_pt_watch_breakpoints(p, on_bkpt, xp);
+	_stp_pt_watch_breakpoints(p, xl_watch_fn, xp);
 	return xp;
 }
 
@@ -76,6 +74,7 @@ static void region_init(struct xl_thread *xt)
 	for (int k = 0; k < XL_E_N; k++)
 		c->entry[k] = xt->rg.addr + _stp_xl_agent.entry[k];
 	c->exit_native = xt->rg.addr + _stp_xl_agent.exit;
+	c->doorbell = xt->rg.addr + _stp_xl_agent.doorbell_after;
 	c->region = xt->rg.addr;
 	c->ring_base = xt->rg.addr + XL_RING_OFF;
 	c->ring_end = c->ring_base + xt->ring_n * sizeof(struct xl_rec);
@@ -103,6 +102,7 @@ static int region_get(struct xl_thread *xt)
 	if ((rc = xl_map_region(xt, size)) < 0)
 		return rc;
 	region_init(xt);
+	xl_protect_region(xp, xt->rg.addr);
 	return 0;
 }
 
@@ -243,11 +243,12 @@ static void invalidate_pending(struct xl_thread *xt)
 
 /* The ptrace engine armed or disarmed an int3 at addr in the address
  * space of xp (and of processes sharing it). */
-static void on_bkpt(uint64_t addr, int armed, void *data)
+void xl_watch_fn(uint64_t addr, int armed, uint8_t orig, void *data)
 {
 	struct xl_proc *xp = data;
 
-	(void)armed;
+	if (xp->pctl)
+		xl_mirror_bkpt(xp, addr, armed, orig);
 	for (struct xl_proc *q = xp->x->procs; q; q = q->next) {
 		if (q != xp && !_stp_pt_proc_shares_mm(q->p, xp->p))
 			continue;
@@ -450,19 +451,27 @@ static void fallback(struct xl_thread *xt, uint64_t pc, const char *why)
 
 /* ---- the API ---- */
 
+/* rdtsc trapped by a hypervisor costs microseconds; one not trapped, tens
+ * of nanoseconds. The best of several short trials (a trial the thread
+ * was preempted in says nothing). */
 int _stp_xl_usable(char *why, size_t len)
 {
-	uint64_t t0 = __rdtsc(), t1;
-	struct timespec a, b;
+	int64_t best = INT64_MAX;
+	uint64_t first = __rdtsc(), last = first;
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (int i = 0; i < 1000; i++)
-		t1 = __rdtsc();
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	int64_t ns = (b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
-	if (ns > 1000 * 1000 || t1 == t0) {
+	for (int trial = 0; trial < 20 && best > 200 * 1000; trial++) {
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int i = 0; i < 200; i++)
+			last = __rdtsc();
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		int64_t ns = (b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+		if (ns < best)
+			best = ns;
+	}
+	if (best > 200 * 1000 || last == first) { /* over 1 us per read */
 		snprintf(why, len, "rdtsc is trapped or broken here (%lld ns per read)",
-			 (long long)(ns / 1000));
+			 (long long)(best / 200));
 		return 0;
 	}
 	return 1;
@@ -557,6 +566,10 @@ int _stp_xl_thread_on(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 		struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 1);
 		if (!xp || !(xt = calloc(1, sizeof *xt)))
 			return -ENOMEM;
+		if (x->cfg.protect && (rc = xl_protect(xp, t)) < 0) {
+			free(xt);
+			return rc;
+		}
 		xt->xp = xp;
 		xt->t = t;
 		xt->tid = _stp_pt_tid(t);
@@ -621,6 +634,28 @@ void _stp_xl_thread_start(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 				_stp_pt_set_regs(t, &r);
 				return;
 			}
+}
+
+int _stp_xl_protect(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
+{
+	struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 1);
+
+	return xp ? xl_protect(xp, t) : -ENOMEM;
+}
+
+int _stp_xl_release(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
+{
+	struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 0);
+
+	if (!xp)
+		return 0;
+	for (struct xl_thread *xt = xp->threads; xt; xt = xt->next)
+		if (xt->on)
+			return -EBUSY;
+	int rc = xl_unprotect(xp, t);
+	_stp_pt_watch_breakpoints(xp->p, NULL, NULL);
+	proc_free(x, xp, t);
+	return rc;
 }
 
 void _stp_xl_thread_gone(struct _stp_xl_engine *x, struct _stp_pt_thread *t)

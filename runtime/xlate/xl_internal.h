@@ -145,6 +145,8 @@ struct xl_proc {
 	struct xl_map nofunc; /* addresses in no known function */
 	struct xl_mrange *mr; /* sorted */
 	size_t nmr, capmr;
+	struct xl_mapping preg; /* the process region (safety.c) */
+	int pctl; /* it is there, the handler installed */
 	struct _stp_pt_proc *p;
 	pid_t pid;
 	struct xl_thread *threads;
@@ -179,6 +181,15 @@ static inline uint64_t xl_ctl_addr(const struct xl_thread *xt, unsigned off)
 
 /* shm.c */
 int xl_map_region(struct xl_thread *xt, size_t size);
+int xl_map_pregion(struct xl_proc *xp, struct _stp_pt_thread *t, struct xl_mapping *m);
+
+/* safety.c */
+int xl_protect(struct xl_proc *xp, struct _stp_pt_thread *t);
+int xl_unprotect(struct xl_proc *xp, struct _stp_pt_thread *t);
+void xl_protect_region(struct xl_proc *xp, uint64_t region);
+void xl_mirror_bkpt(struct xl_proc *xp, uint64_t addr, int armed, uint8_t orig);
+/* thread.c: the ptrace engine's breakpoint notification */
+void xl_watch_fn(uint64_t addr, int armed, uint8_t orig, void *data);
 int xl_map_chunk(struct xl_thread *xt, uint64_t near, struct xl_chunk *ch);
 void xl_unmap_all(struct xl_proc *xp, struct _stp_pt_thread *t);
 

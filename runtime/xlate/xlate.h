@@ -40,6 +40,8 @@ struct _stp_xl_config {
 	size_t ring_bytes; /* per thread (default 1 MiB) */
 	size_t cache_bytes; /* code per thread, all chunks (default 8 MiB) */
 	int max_threads; /* translated at once (default 64) */
+	int protect; /* attached processes (-x): a SIGTRAP handler of ours keeps
+		      * them alive if staprun dies (runtime/xlate/safety.c) */
 };
 
 /* Can the engine run here? 1 yes, 0 no (why says why), for auto. */
@@ -60,6 +62,14 @@ int _stp_xl_thread_is_on(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* A new thread or a fork child's thread, at its first stop: if it was
  * created from translated code, its pc is made native. */
 void _stp_xl_thread_start(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Install the safety net of attached processes (cfg.protect does it at
+ * the first switch-on) in t's process: an int3 of ours met after staprun
+ * died gets its byte back instead of killing the program. Idempotent. */
+int _stp_xl_protect(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Leave t's process as it was found (before a detach): the program's
+ * SIGTRAP action back, our mappings gone. -EBUSY while a thread of it is
+ * on. */
+int _stp_xl_release(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* t is gone (exit, exec): its state goes; its memory is reused. */
 void _stp_xl_thread_gone(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* p exec'd or ended: everything of it goes (nothing is left in it). */

@@ -33,6 +33,12 @@
  *             program is shown as "@MODULE", what it calls is not (but
  *             calls back into the program are)
  *   -R        the raw records too ("xl: rec KIND FROM TO SP")
+ *   -X        start the program untraced (its stdin a pipe, in a session
+ *             of its own), attach to
+ *             it, install the safety net (_stp_xl_protect) at the first
+ *             entry of FUNC, then write "go" to the program; "xl: on" on
+ *             stderr at the first switch-on (for tests that kill us)
+ *   -N        no translation: the probes only
  *   -v        engine debug messages (STAP_XLATE_DEBUG=1 does the same)
  * A call into a PLT stub followed by the stub's jump is shown as a call
  * of the function the stub jumps to. */
@@ -58,9 +64,11 @@
 
 static const char *func_name, *count_name;
 static uint64_t count_addr;
-static int quiet, show_stats, lib_leaves, hide_signals, raw, sys_probes;
+static int quiet, show_stats, lib_leaves, hide_signals, raw, sys_probes, attach_mode,
+    no_translation;
 static uint64_t sys_entries, sys_exits;
 static struct _stp_xl_config cfg;
+static int said_on; /* "xl: on" on stderr (-X) */
 struct toggle {
 	const char *mark, *sym;
 	uint64_t mark_addr, sym_addr, hits;
@@ -414,12 +422,22 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 	cur->n_recs = cur->n_calls = cur->n_rets = cur->n_sigs = cur->n_counted = 0;
 	if (_stp_pt_get_regs(t, &r) == 0)
 		push(_stp_pt_probe_addr(p), r.rsp, 0, "");
-	if ((rc = _stp_xl_thread_on(X, t)) == -EBUSY) {
+	if (attach_mode && (rc = _stp_xl_protect(X, t)) < 0) {
+		emit("FAIL: protect: %s", strerror(-rc));
+		failures++;
+	}
+	if (no_translation) {
+		rc = 0;
+		if (attach_mode && !said_on++)
+			fprintf(stderr, "xl: on\n");
+	} else if ((rc = _stp_xl_thread_on(X, t)) == -EBUSY) {
 		emit("xl: thread on: %s", strerror(-rc)); /* a limit (-M) */
 		cur->fell_back = 1;
 	} else if (rc < 0) {
 		emit("FAIL: thread on: %s", strerror(-rc));
 		failures++;
+	} else if (attach_mode && !said_on++) {
+		fprintf(stderr, "xl: on\n");
 	}
 	return 0;
 }
@@ -495,33 +513,33 @@ static int func_addr(pid_t pid, const char *name, uint64_t *addr)
 
 /* ---- the engine's callbacks ---- */
 
-static void cb_exec(struct _stp_pt_thread *t, void *user)
+/* Probes of process p (at its exec, or after attaching to it). */
+static void setup(struct _stp_pt_proc *p)
 {
+	pid_t pid = _stp_pt_proc_pid(p);
 	uint64_t addr;
 	int rc;
 
-	(void)user;
-	_stp_xl_proc_gone(X, _stp_pt_thread_proc(t));
 	if (symtab)
 		_stp_sym_close(symtab);
-	symtab = _stp_sym_open(_stp_pt_pid(t));
-	if ((rc = func_addr(_stp_pt_pid(t), func_name, &addr)) < 0) {
+	symtab = _stp_sym_open(pid);
+	if ((rc = func_addr(pid, func_name, &addr)) < 0) {
 		emit("FAIL: no function %s: %s", func_name, strerror(-rc));
 		failures++;
 		return;
 	}
-	if (count_name && (rc = func_addr(_stp_pt_pid(t), count_name, &count_addr)) < 0) {
+	if (count_name && (rc = func_addr(pid, count_name, &count_addr)) < 0) {
 		emit("FAIL: no function %s: %s", count_name, strerror(-rc));
 		failures++;
 	}
 	if (sys_probes)
-		_stp_pt_syscalls(_stp_pt_thread_proc(t), on_syscall, NULL);
+		_stp_pt_syscalls(p, on_syscall, NULL);
 	for (int i = 0; i < ntoggles; i++) {
 		struct toggle *tg = &toggles[i];
 		int placed = 0;
 		tg->probe = NULL;
-		if (func_addr(_stp_pt_pid(t), tg->mark, &tg->mark_addr) < 0 ||
-		    func_addr(_stp_pt_pid(t), tg->sym, &tg->sym_addr) < 0) {
+		if (func_addr(pid, tg->mark, &tg->mark_addr) < 0 ||
+		    func_addr(pid, tg->sym, &tg->sym_addr) < 0) {
 			emit("FAIL: no %s or %s", tg->mark, tg->sym);
 			failures++;
 			continue;
@@ -529,14 +547,19 @@ static void cb_exec(struct _stp_pt_thread *t, void *user)
 		for (int j = 0; j < i; j++)
 			placed |= toggles[j].mark_addr == tg->mark_addr;
 		if (!placed)
-			_stp_pt_probe_add(_stp_pt_thread_proc(t), tg->mark_addr, on_mark, NULL,
-					  NULL, NULL);
+			_stp_pt_probe_add(p, tg->mark_addr, on_mark, NULL, NULL, NULL);
 	}
-	if ((rc = _stp_pt_probe_add(_stp_pt_thread_proc(t), addr, on_entry, on_return, NULL,
-				    NULL)) < 0) {
+	if ((rc = _stp_pt_probe_add(p, addr, on_entry, on_return, NULL, NULL)) < 0) {
 		emit("FAIL: probe %s: %s", func_name, strerror(-rc));
 		failures++;
 	}
+}
+
+static void cb_exec(struct _stp_pt_thread *t, void *user)
+{
+	(void)user;
+	_stp_xl_proc_gone(X, _stp_pt_thread_proc(t));
+	setup(_stp_pt_thread_proc(t));
 }
 
 static void cb_thread_start(struct _stp_pt_thread *t, void *user)
@@ -571,7 +594,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+a:c:f:qr:C:GLM:RSvy")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:c:f:qr:C:GLM:NRSvXy")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
@@ -606,6 +629,12 @@ int main(int argc, char **argv)
 		case 'y':
 			sys_probes = 1;
 			break;
+		case 'X':
+			attach_mode = 1;
+			break;
+		case 'N':
+			no_translation = 1;
+			break;
 		case 'a': {
 			char *colon = strchr(optarg, ':');
 			if (!colon || ntoggles == (int)(sizeof toggles / sizeof *toggles))
@@ -634,11 +663,68 @@ int main(int argc, char **argv)
 	X = _stp_xl_new(S, &ops, NULL, &cfg);
 	if (!S || !X)
 		return 1;
-	if ((rc = _stp_pt_launch(S, argv + optind, &p)) < 0) {
+	int go = -1;
+	if (attach_mode) {
+		/* the program's parent is a waiter (not us): it reports how the
+		 * program ended on stderr, even after we are gone */
+		int fds[2], pids[2];
+		pid_t pid;
+		if (pipe(fds) < 0 || pipe(pids) < 0 || (pid = fork()) < 0)
+			return 1;
+		if (pid == 0) {
+			setsid(); /* a session of its own, as one attaches to */
+			pid_t prog = fork();
+			if (prog == 0) {
+				dup2(fds[0], 0);
+				close(fds[0]);
+				close(fds[1]);
+				execv(argv[optind], argv + optind);
+				_exit(127);
+			}
+			int st;
+			if (write(pids[1], &prog, sizeof prog) != sizeof prog)
+				_exit(1);
+			close(fds[0]);
+			close(fds[1]);
+			while (waitpid(prog, &st, 0) < 0 && errno == EINTR)
+				;
+			if (WIFEXITED(st))
+				fprintf(stderr, "xl: target exit status=%d\n", WEXITSTATUS(st));
+			else
+				fprintf(stderr, "xl: target exit signal=%d\n", WTERMSIG(st));
+			_exit(0);
+		}
+		close(fds[0]);
+		go = fds[1];
+		if (read(pids[0], &pid, sizeof pid) != sizeof pid)
+			return 1;
+		/* attach once the program waits for "go" in read(0, ...), well
+		 * past its execve (an attach during the execve sees its exec
+		 * event after the probes are placed: see the report) */
+		char link[64], sys[256];
+		snprintf(link, sizeof link, "/proc/%d/syscall", (int)pid);
+		for (int i = 0; i < 10000; i++) {
+			int fd = open(link, O_RDONLY);
+			ssize_t n = fd >= 0 ? read(fd, sys, sizeof sys - 1) : -1;
+			if (fd >= 0)
+				close(fd);
+			sys[n > 0 ? n : 0] = 0;
+			if (!strncmp(sys, "0 0x0 ", 6))
+				break;
+			usleep(1000);
+		}
+		if ((rc = _stp_pt_attach(S, pid, &p)) < 0) {
+			printf("FAIL: attach: %s\n", strerror(-rc));
+			return 1;
+		}
+		setup(p);
+	} else if ((rc = _stp_pt_launch(S, argv + optind, &p)) < 0) {
 		printf("FAIL: launch: %s\n", strerror(-rc));
 		return 1;
 	}
 	_stp_pt_resume(p);
+	if (go >= 0 && (write(go, "go\n", 3) != 3 || close(go) < 0))
+		return 1;
 	while (_stp_pt_active(S) > 0)
 		if ((rc = _stp_pt_wait(S, -1)) < 0 && rc != -EINTR)
 			break;

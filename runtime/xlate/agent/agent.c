@@ -8,10 +8,12 @@
 #include "../layout.h"
 
 extern struct xl_ctl xl_ctl __attribute__((visibility("hidden")));
+extern struct xl_pctl xl_pctl __attribute__((visibility("hidden")));
 extern char xl_base[] __attribute__((visibility("hidden")));
 void xl_doorbell(void) __attribute__((visibility("hidden")));
 void xl_do_sigreturn(void) __attribute__((visibility("hidden")));
 uint64_t xl_agent(int why) __attribute__((visibility("hidden"), used));
+void xl_sigtrap(int sig, void *si, void *uc) __attribute__((visibility("hidden"), used));
 
 static uint64_t *table(unsigned off)
 {
@@ -123,4 +125,105 @@ uint64_t xl_agent(int why)
 	default:
 		return ask(c, XL_REQ_FALLBACK, c->native_pc);
 	}
+}
+
+/* ---- the SIGTRAP handler of an attached process (layout.h, xl_pctl) ----
+ * It runs only when no tracer is attached (a tracer gets every SIGTRAP
+ * first): staprun is gone. An int3 of ours in the program's code gets its
+ * byte back and runs again; a trap stub of translated code goes on at
+ * its native pc (the byte restored there too); a thread that rang its
+ * doorbell is marked gone (its agent returns it to native code); any
+ * other SIGTRAP is the program's, for its own action. */
+
+#define UC_RIP 168 /* ucontext: uc_mcontext.rip */
+#define SA_SIGINFO_ 4
+
+static long sys4(long n, long a, long b, long c, long d)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
+/* The original byte back under the int3 at addr, through /proc/self/mem
+ * (it writes through page protections). */
+static void restore(uint64_t addr, uint8_t byte)
+{
+	static const char mem[] = "/proc/self/mem";
+	long fd = sys4(2 /* open */, (long)mem, 2 /* O_RDWR */, 0, 0);
+
+	if (fd < 0)
+		return;
+	sys4(18 /* pwrite64 */, fd, (long)&byte, 1, (long)addr);
+	sys4(3 /* close */, fd, 0, 0, 0);
+}
+
+static const struct xl_pbk *bk_find(const struct xl_pctl *p, uint64_t addr)
+{
+	uint64_t i = (addr * 0x9E3779B97F4A7C15ull) >> (64 - XL_PBK_BITS);
+
+	for (unsigned n = 0; n < XL_PBK_N; n++, i = (i + 1) & (XL_PBK_N - 1)) {
+		const struct xl_pbk *b = &p->bk[i];
+		if (b->addr == addr)
+			return b;
+		if (!b->addr)
+			return 0;
+	}
+	return 0;
+}
+
+static void chain(struct xl_pctl *p, int sig, void *si, void *uc)
+{
+	uint64_t h = p->old.handler;
+
+	if (h == 1) /* SIG_IGN */
+		return;
+	if (h == 0) { /* SIG_DFL: the program dies of it as untraced */
+		sys4(13 /* rt_sigaction */, sig, (long)&p->old, 0, 8);
+		sys4(234 /* tgkill */, sys4(39 /* getpid */, 0, 0, 0, 0),
+		     sys4(186 /* gettid */, 0, 0, 0, 0), sig, 0);
+		return;
+	}
+	if (p->old.flags & SA_SIGINFO_)
+		((void (*)(int, void *, void *))(uintptr_t)h)(sig, si, uc);
+	else
+		((void (*)(int))(uintptr_t)h)(sig);
+}
+
+void xl_sigtrap(int sig, void *si, void *uc)
+{
+	struct xl_pctl *p = &xl_pctl;
+	volatile uint64_t *rip = (volatile uint64_t *)((char *)uc + UC_RIP);
+	uint64_t pc = *rip - 1; /* the int3's */
+	const struct xl_pbk *b;
+
+	for (uint64_t i = 0; i < p->nregions && i < XL_PREGIONS; i++) {
+		char *r = (char *)(uintptr_t)p->regions[i];
+		struct xl_ctl *c = (struct xl_ctl *)(r + XL_CTL_OFF);
+		const struct xl_dirent *d = (const struct xl_dirent *)(r + XL_DIR_OFF);
+		if (*rip == c->doorbell) {
+			c->gone = 1;
+			return;
+		}
+		for (unsigned k = 0; k < XL_DIR_N; k++)
+			if (d[k].native > 1 && d[k].direct == pc) {
+				/* a trap stub: native from here on */
+				c->gone = 1;
+				if ((b = bk_find(p, d[k].native)))
+					restore(b->addr, (uint8_t)b->orig);
+				*rip = d[k].native;
+				return;
+			}
+	}
+	if ((b = bk_find(p, pc))) {
+		restore(b->addr, (uint8_t)b->orig);
+		*rip = pc;
+		return;
+	}
+	chain(p, sig, si, uc);
 }

@@ -74,6 +74,12 @@ xl_exit:
 	.hidden xl_do_sigreturn
 xl_do_sigreturn:
 	syscall
+	/* The restorer of the SIGTRAP handler (rt_sigreturn). */
+	.globl xl_restorer
+	.hidden xl_restorer
+xl_restorer:
+	mov $15, %eax
+	syscall
 	.globl xl_entry_end
 	.hidden xl_entry_end
 xl_entry_end:
