@@ -5,81 +5,39 @@
  * Every instruction emitted carries the state a stop before it maps to
  * (emit.h); rarely run code (ring full, exits not linked yet, the clone
  * and rt_sigreturn paths) goes after the block's main part. */
-#include "xlate/xl_internal.h"
+#include "xlate/block.h"
 #include "xlate/agent.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REG(r) xl_reg(ZYDIS_REGISTER_##r)
-#define MN(m) ZYDIS_MNEMONIC_##m
-#define NONE ZYDIS_REGISTER_NONE
-#define ALL3 (XL_SAVED_RAX | XL_SAVED_RCX | XL_SAVED_RDX)
-#define RAXRCX (XL_SAVED_RAX | XL_SAVED_RCX)
-
-#define XL_BLOCK_INSNS 48 /* native instructions per block, at most */
-#define MAX_COLD 96
-#define MAX_EXITS 8
-
-enum cold_kind { C_FULL, C_EXIT, C_CLONE, C_SIGRET, C_JREC, C_XJUMP, C_CHECK };
-
-struct cold {
-	int kind;
-	uint64_t after_trap_pc; /* the instruction's (struct tctx) */
-	struct xl_label at; /* where it starts */
-	int32_t back; /* offset of where it goes back to: C_FULL: the
-		       * retry; C_CLONE: after the syscall; C_SIGRET:
-		       * the syscall (all bound before cold code) */
-	uint64_t pc, pc2; /* native pcs (see each kind) */
-	int pc_src; /* C_FULL: where its native pc is */
-	int exit; /* C_EXIT: the exit's index */
-};
-
-struct tctx {
-	struct xl_thread *xt;
-	struct xl_emit e;
-	uint64_t ctl;
-	struct cold cold[MAX_COLD];
-	int ncold;
-	struct xl_exit ex[MAX_EXITS];
-	int nex;
-	struct xl_label jentry;
-	uint64_t native, native_end;
-	int checked; /* code that may change: compared at entry */
-	int32_t body_real; /* checked: the body after the check's jump */
-	uint8_t expect[XL_CHECK_MAX]; /* checked: its bytes, as in memory */
-	uint64_t after_trap_pc; /* the instruction being translated follows
-				 * the trap stub of a breakpoint there */
-	const char *why;
-};
-
-static ZydisEncoderOperand slot(struct tctx *c, unsigned off)
+ZydisEncoderOperand xb_slot(struct tctx *c, unsigned off)
 {
 	return xl_abs(c->ctl + off, 8);
 }
 
-static ZydisEncoderOperand entry(struct tctx *c, int k)
+ZydisEncoderOperand xb_entry(struct tctx *c, int k)
 {
 	return xl_abs(c->ctl + XL_CTL_ENTRY + 8 * (unsigned)k, 8);
 }
 
-static ZydisEncoderOperand at(ZydisRegister base, int64_t disp, uint16_t size)
+ZydisEncoderOperand xb_at(ZydisRegister base, int64_t disp, uint16_t size)
 {
 	return xl_mem(base, NONE, 0, disp, size);
 }
 
-static void to_slot(struct tctx *c, unsigned off, ZydisRegister r)
+void xb_to_slot(struct tctx *c, unsigned off, ZydisRegister r)
 {
-	xl_emit2(&c->e, MN(MOV), slot(c, off), xl_reg(r));
+	xl_emit2(&c->e, MN(MOV), xb_slot(c, off), xl_reg(r));
 }
 
-static void from_slot(struct tctx *c, ZydisRegister r, unsigned off)
+void xb_from_slot(struct tctx *c, ZydisRegister r, unsigned off)
 {
-	xl_emit2(&c->e, MN(MOV), xl_reg(r), slot(c, off));
+	xl_emit2(&c->e, MN(MOV), xl_reg(r), xb_slot(c, off));
 }
 
-static void mov_imm(struct tctx *c, ZydisRegister r, uint64_t v)
+void xb_mov_imm(struct tctx *c, ZydisRegister r, uint64_t v)
 {
 	xl_emit2(&c->e, MN(MOV), xl_reg(r), xl_imm((int64_t)v));
 }
@@ -99,19 +57,19 @@ static void mark(struct tctx *c)
 		c->e.st.after_trap = 1;
 }
 
-static void clean(struct tctx *c, uint64_t pc)
+void xb_clean(struct tctx *c, uint64_t pc)
 {
 	xl_st_clean(&c->e, pc);
 	mark(c);
 }
 
-static void mid(struct tctx *c, uint64_t pc, int src, int saved, int adj)
+void xb_mid(struct tctx *c, uint64_t pc, int src, int saved, int adj)
 {
 	xl_st_mid(&c->e, pc, src, saved, adj);
 	mark(c);
 }
 
-static struct cold *cold_new(struct tctx *c, int kind)
+struct cold *xb_cold_new(struct tctx *c, int kind)
 {
 	if (c->ncold == MAX_COLD) {
 		c->e.err = -ENOSPC;
@@ -126,11 +84,11 @@ static struct cold *cold_new(struct tctx *c, int kind)
 }
 
 /* A branch that goes to another block: at first to its miss stub. */
-static void exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target)
+void xb_exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target)
 {
 	struct cold *k;
 
-	if (c->nex == MAX_EXITS || !(k = cold_new(c, C_EXIT))) {
+	if (c->nex == MAX_EXITS || !(k = xb_cold_new(c, C_EXIT))) {
 		c->e.err = -ENOSPC;
 		return;
 	}
@@ -153,7 +111,7 @@ static void exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target)
  * not zero (no flags); at 1, the ring is full. */
 static void rec_reserve(struct tctx *c, const struct xl_label *retry, uint64_t back, int back_src)
 {
-	struct cold *k = cold_new(c, C_FULL);
+	struct cold *k = xb_cold_new(c, C_FULL);
 	struct xl_label room = { -1 };
 
 	if (!k)
@@ -161,11 +119,11 @@ static void rec_reserve(struct tctx *c, const struct xl_label *retry, uint64_t b
 	k->back = retry->off;
 	k->pc = back;
 	k->pc_src = back_src;
-	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_LEFT);
+	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_LEFT);
 	xl_emit_branch_to(&c->e, MN(LOOP), &room);
 	xl_emit_branch_to(&c->e, MN(JMP), &k->at);
 	xl_emit_bind(&c->e, &room);
-	to_slot(c, XL_CTL_RING_LEFT, ZYDIS_REGISTER_RCX);
+	xb_to_slot(c, XL_CTL_RING_LEFT, ZYDIS_REGISTER_RCX);
 }
 
 enum { SRC_IMM, SRC_TGT, SRC_FROM };
@@ -174,59 +132,59 @@ enum { SRC_IMM, SRC_TGT, SRC_FROM };
 static void rec_write(struct tctx *c, int kind, int from_src, uint64_t from, int to_src,
 		      uint64_t to, int sp_add)
 {
-	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_WP);
+	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_WP);
 	xl_emit0(&c->e, MN(RDTSC));
-	xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 0, 4), REG(EAX));
-	xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 4, 4), REG(EDX));
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 0, 4), REG(EAX));
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 4, 4), REG(EDX));
 	if (from_src == SRC_IMM) {
-		mov_imm(c, ZYDIS_REGISTER_RAX, from | (uint64_t)kind << XL_KIND_SHIFT);
-		xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
+		xb_mov_imm(c, ZYDIS_REGISTER_RAX, from | (uint64_t)kind << XL_KIND_SHIFT);
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
 	} else {
-		from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
-		xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
-		xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 15, 1), xl_imm(kind));
+		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 15, 1), xl_imm(kind));
 	}
 	if (to_src == SRC_IMM)
-		mov_imm(c, ZYDIS_REGISTER_RAX, to);
+		xb_mov_imm(c, ZYDIS_REGISTER_RAX, to);
 	else
-		from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
-	xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 16, 8), REG(RAX));
+		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 16, 8), REG(RAX));
 	if (sp_add) {
-		xl_emit2(&c->e, MN(LEA), REG(RAX), at(ZYDIS_REGISTER_RSP, sp_add, 8));
-		xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 24, 8), REG(RAX));
+		xl_emit2(&c->e, MN(LEA), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, sp_add, 8));
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 24, 8), REG(RAX));
 	} else {
-		xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RCX, 24, 8), REG(RSP));
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 24, 8), REG(RSP));
 	}
-	xl_emit2(&c->e, MN(LEA), REG(RCX), at(ZYDIS_REGISTER_RCX, 32, 8));
+	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32, 8));
 }
 
 /* The commit point: from here on the instruction has happened. */
 static void rec_commit(struct tctx *c)
 {
-	to_slot(c, XL_CTL_RING_WP, ZYDIS_REGISTER_RCX);
+	xb_to_slot(c, XL_CTL_RING_WP, ZYDIS_REGISTER_RCX);
 }
 
 /* Save rax, rdx, rcx (the record's registers) for the instruction at pc;
  * binds `start` at the first save (where a retry comes back). */
 static void save3(struct tctx *c, uint64_t pc, struct xl_label *start)
 {
-	clean(c, pc);
+	xb_clean(c, pc);
 	xl_emit_bind(&c->e, start);
-	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	mid(c, pc, XL_PC_CONST, XL_SAVED_RAX, 0);
-	to_slot(c, XL_CTL_S_RDX, ZYDIS_REGISTER_RDX);
-	mid(c, pc, XL_PC_CONST, XL_SAVED_RAX | XL_SAVED_RDX, 0);
-	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	mid(c, pc, XL_PC_CONST, ALL3, 0);
+	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	xb_mid(c, pc, XL_PC_CONST, XL_SAVED_RAX, 0);
+	xb_to_slot(c, XL_CTL_S_RDX, ZYDIS_REGISTER_RDX);
+	xb_mid(c, pc, XL_PC_CONST, XL_SAVED_RAX | XL_SAVED_RDX, 0);
+	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	xb_mid(c, pc, XL_PC_CONST, ALL3, 0);
 }
 
 /* The real return address of a call: lea rsp,[rsp-8] and two 32-bit movs. */
 static void push_ret(struct tctx *c, uint64_t pc, uint64_t ret)
 {
-	xl_emit2(&c->e, MN(LEA), REG(RSP), at(ZYDIS_REGISTER_RSP, -8, 8));
-	mid(c, pc, XL_PC_CONST, ALL3, 8);
-	xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RSP, 0, 4), xl_imm((int32_t)(uint32_t)ret));
-	xl_emit2(&c->e, MN(MOV), at(ZYDIS_REGISTER_RSP, 4, 4),
+	xl_emit2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, -8, 8));
+	xb_mid(c, pc, XL_PC_CONST, ALL3, 8);
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RSP, 0, 4), xl_imm((int32_t)(uint32_t)ret));
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RSP, 4, 4),
 		 xl_imm((int32_t)(uint32_t)(ret >> 32)));
 }
 
@@ -246,11 +204,11 @@ static void lookup(struct tctx *c, int jump)
 	if (jump) {
 		/* the jump is still to happen (its record, if any, too): the
 		 * agent's native pc is the jump, the target in s_tgt */
-		to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
-		from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
+		xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
+		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
 	}
-	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), entry(c, jump ? XL_E_MISS_JMP : XL_E_MISS_RET));
+	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
+	xl_emit1(&c->e, MN(JMP), xb_entry(c, jump ? XL_E_MISS_JMP : XL_E_MISS_RET));
 	xl_emit_bind(&c->e, &hit);
 	xl_emit2(&c->e, MN(MOVZX), REG(ECX), REG(AX));
 	xl_emit1(&c->e, MN(JMP), xl_mem(NONE, ZYDIS_REGISTER_RCX, 8, (int64_t)vals, 8));
@@ -271,25 +229,7 @@ static void load_target(struct tctx *c, const struct xl_insn *in)
 	ZydisEncoderOperand ops[2] = {
 		REG(RAX), xl_mem(op->mem.base, op->mem.index, op->mem.scale, disp, 8)
 	};
-	if (!in->segment_attr) {
-		xl_emit_op(&c->e, MN(MOV), 2, ops);
-		return;
-	}
-	/* fs:/gs: operand: the prefix goes with the request */
-	ZydisEncoderRequest rq;
-	uint8_t out[ZYDIS_MAX_INSTRUCTION_LENGTH];
-	ZyanUSize n = sizeof out;
-	memset(&rq, 0, sizeof rq);
-	rq.machine_mode = ZYDIS_MACHINE_MODE_LONG_64;
-	rq.mnemonic = MN(MOV);
-	rq.prefixes = in->segment_attr;
-	rq.operand_count = 2;
-	rq.operands[0] = ops[0];
-	rq.operands[1] = ops[1];
-	if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&rq, out, &n, xl_emit_here(&c->e))))
-		c->e.err = -EINVAL;
-	else
-		xl_emit_bytes(&c->e, out, n);
+	xl_emit_seg(&c->e, in->segment_attr, MN(MOV), 2, ops); /* fs:/gs: kept */
 }
 
 /* ---- the rules, per class ---- */
@@ -308,28 +248,28 @@ static void do_call(struct tctx *c, const struct xl_insn *in)
 	save3(c, a, &start);
 	if (ind) {
 		load_target(c, in);
-		to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
+		xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
 	}
 	rec_reserve(c, &start, a, XL_PC_CONST);
 	push_ret(c, a, r);
 	rec_write(c, XL_REC_CALL, SRC_IMM, a, ind ? SRC_TGT : SRC_IMM, in->target, 0);
 	rec_commit(c);
 	if (ind) {
-		mid(c, 0, XL_PC_TGT, ALL3, 0);
-		from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
-		mid(c, 0, XL_PC_TGT, RAXRCX, 0);
-		from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
+		xb_mid(c, 0, XL_PC_TGT, ALL3, 0);
+		xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
+		xb_mid(c, 0, XL_PC_TGT, RAXRCX, 0);
+		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
 		lookup(c, 0);
 		return;
 	}
-	mid(c, in->target, XL_PC_CONST, ALL3, 0);
-	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
-	mid(c, in->target, XL_PC_CONST, XL_SAVED_RCX | XL_SAVED_RDX, 0);
-	from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
-	mid(c, in->target, XL_PC_CONST, XL_SAVED_RCX, 0);
-	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
-	clean(c, in->target);
-	exit_to(c, MN(JMP), in->target);
+	xb_mid(c, in->target, XL_PC_CONST, ALL3, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
+	xb_mid(c, in->target, XL_PC_CONST, XL_SAVED_RCX | XL_SAVED_RDX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
+	xb_mid(c, in->target, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
+	xb_clean(c, in->target);
+	xb_exit_to(c, MN(JMP), in->target);
 }
 
 static void do_ret(struct tctx *c, const struct xl_insn *in)
@@ -339,17 +279,17 @@ static void do_ret(struct tctx *c, const struct xl_insn *in)
 	int pop = 8 + in->ret_imm;
 
 	save3(c, a, &start);
-	xl_emit2(&c->e, MN(MOV), REG(RAX), at(ZYDIS_REGISTER_RSP, 0, 8));
-	to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
+	xl_emit2(&c->e, MN(MOV), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, 0, 8));
+	xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
 	rec_reserve(c, &start, a, XL_PC_CONST);
 	rec_write(c, XL_REC_RET, SRC_IMM, a, SRC_TGT, 0, pop);
-	xl_emit2(&c->e, MN(LEA), REG(RSP), at(ZYDIS_REGISTER_RSP, pop, 8));
-	mid(c, a, XL_PC_CONST, ALL3, -pop);
+	xl_emit2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, pop, 8));
+	xb_mid(c, a, XL_PC_CONST, ALL3, -pop);
 	rec_commit(c);
-	mid(c, 0, XL_PC_TGT, ALL3, 0);
-	from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
-	mid(c, 0, XL_PC_TGT, RAXRCX, 0);
-	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
+	xb_mid(c, 0, XL_PC_TGT, ALL3, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
+	xb_mid(c, 0, XL_PC_TGT, RAXRCX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
 	lookup(c, 0);
 }
 
@@ -359,15 +299,15 @@ static void do_jmp_ind(struct tctx *c, const struct xl_insn *in)
 {
 	uint64_t a = in->pc;
 
-	clean(c, a);
-	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	mid(c, a, XL_PC_CONST, XL_SAVED_RAX, 0);
-	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	mid(c, a, XL_PC_CONST, RAXRCX, 0);
+	xb_clean(c, a);
+	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	xb_mid(c, a, XL_PC_CONST, XL_SAVED_RAX, 0);
+	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	xb_mid(c, a, XL_PC_CONST, RAXRCX, 0);
 	load_target(c, in);
 	xl_emit2(&c->e, MN(MOV), xl_abs(c->ctl + XL_CTL_S_JFN, 4), xl_imm(xl_fid(c->xt, a)));
-	mov_imm(c, ZYDIS_REGISTER_RCX, a);
-	to_slot(c, XL_CTL_S_FROM, ZYDIS_REGISTER_RCX);
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, a);
+	xb_to_slot(c, XL_CTL_S_FROM, ZYDIS_REGISTER_RCX);
 	lookup(c, 1);
 }
 
@@ -381,14 +321,14 @@ static void xjump(struct tctx *c, uint64_t a, uint64_t target)
 	rec_reserve(c, &start, a, XL_PC_CONST);
 	rec_write(c, XL_REC_JUMP, SRC_IMM, a, SRC_IMM, target, 0);
 	rec_commit(c);
-	mid(c, target, XL_PC_CONST, ALL3, 0);
-	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
-	mid(c, target, XL_PC_CONST, XL_SAVED_RCX | XL_SAVED_RDX, 0);
-	from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
-	mid(c, target, XL_PC_CONST, XL_SAVED_RCX, 0);
-	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
-	clean(c, target);
-	exit_to(c, MN(JMP), target);
+	xb_mid(c, target, XL_PC_CONST, ALL3, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
+	xb_mid(c, target, XL_PC_CONST, XL_SAVED_RCX | XL_SAVED_RDX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
+	xb_mid(c, target, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
+	xb_clean(c, target);
+	xb_exit_to(c, MN(JMP), target);
 }
 
 static void do_jmp(struct tctx *c, const struct xl_insn *in)
@@ -397,27 +337,27 @@ static void do_jmp(struct tctx *c, const struct xl_insn *in)
 		xjump(c, in->pc, in->target);
 		return;
 	}
-	clean(c, in->pc);
-	exit_to(c, MN(JMP), in->target);
+	xb_clean(c, in->pc);
+	xb_exit_to(c, MN(JMP), in->target);
 }
 
 static void do_jcc(struct tctx *c, const struct xl_insn *in)
 {
 	uint64_t f = in->pc + in->len;
 
-	clean(c, in->pc);
+	xb_clean(c, in->pc);
 	if (cross(c, in->pc, in->target)) {
-		struct cold *k = cold_new(c, C_XJUMP);
+		struct cold *k = xb_cold_new(c, C_XJUMP);
 		if (!k)
 			return;
 		k->pc = in->pc;
 		k->pc2 = in->target;
 		xl_emit_branch_to(&c->e, in->mn, &k->at);
 	} else {
-		exit_to(c, in->mn, in->target);
+		xb_exit_to(c, in->mn, in->target);
 	}
-	clean(c, f);
-	exit_to(c, MN(JMP), f);
+	xb_clean(c, f);
+	xb_exit_to(c, MN(JMP), f);
 }
 
 /* jrcxz, loop*: rel8 only: over a jmp to the far exit. */
@@ -426,13 +366,13 @@ static void do_jcxz(struct tctx *c, const struct xl_insn *in)
 	struct xl_label taken = { -1 };
 	uint64_t f = in->pc + in->len;
 
-	clean(c, in->pc);
+	xb_clean(c, in->pc);
 	xl_emit_branch_to(&c->e, in->mn, &taken);
-	clean(c, f);
-	exit_to(c, MN(JMP), f);
+	xb_clean(c, f);
+	xb_exit_to(c, MN(JMP), f);
 	xl_emit_bind(&c->e, &taken);
-	clean(c, in->target);
-	exit_to(c, MN(JMP), in->target);
+	xb_clean(c, in->target);
+	xb_exit_to(c, MN(JMP), in->target);
 }
 
 /* syscall stays the real instruction. rt_sigreturn goes through the agent
@@ -443,17 +383,17 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	static const int16_t clones[] = { 56, 57, 58, 435 };
 	struct xl_label sys = { -1 }, after = { -1 }, to_sr = { -1 }, to_cl = { -1 }, go = { -1 };
 	uint64_t a = in->pc, f = in->pc + in->len;
-	struct cold *sr = cold_new(c, C_SIGRET), *cl = cold_new(c, C_CLONE);
+	struct cold *sr = xb_cold_new(c, C_SIGRET), *cl = xb_cold_new(c, C_CLONE);
 
 	if (!sr || !cl)
 		return;
-	clean(c, a);
-	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	mid(c, a, XL_PC_CONST, XL_SAVED_RCX, 0);
-	xl_emit2(&c->e, MN(LEA), REG(RCX), at(ZYDIS_REGISTER_RAX, -15, 8));
+	xb_clean(c, a);
+	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	xb_mid(c, a, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -15, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &to_sr);
 	for (size_t i = 0; i < sizeof clones / sizeof *clones; i++) {
-		xl_emit2(&c->e, MN(LEA), REG(RCX), at(ZYDIS_REGISTER_RAX, -clones[i], 8));
+		xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -clones[i], 8));
 		xl_emit_branch_to(&c->e, MN(JRCXZ), &to_cl);
 	}
 	/* jrcxz reaches 127 bytes: through jumps to the far paths */
@@ -466,9 +406,9 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	xl_emit_bind(&c->e, &sys);
 	xl_emit0(&c->e, MN(SYSCALL));
 	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = f };
-	mov_imm(c, ZYDIS_REGISTER_RCX, f);
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, f);
 	xl_emit_bind(&c->e, &after);
-	clean(c, f);
+	xb_clean(c, f);
 	sr->pc = a;
 	sr->back = sys.off;
 	cl->pc = a;
@@ -478,23 +418,23 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 
 /* An instruction that cannot be translated: the agent hands the thread
  * back (staprun's fallback). */
-static void do_bad(struct tctx *c, const struct xl_insn *in)
+void xb_do_bad(struct tctx *c, const struct xl_insn *in)
 {
-	clean(c, in->pc);
-	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	mid(c, in->pc, XL_PC_CONST, XL_SAVED_RAX, 0);
-	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	mid(c, in->pc, XL_PC_CONST, RAXRCX, 0);
-	mov_imm(c, ZYDIS_REGISTER_RAX, in->pc);
-	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_FALLBACK));
+	xb_clean(c, in->pc);
+	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	xb_mid(c, in->pc, XL_PC_CONST, XL_SAVED_RAX, 0);
+	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	xb_mid(c, in->pc, XL_PC_CONST, RAXRCX, 0);
+	xb_mov_imm(c, ZYDIS_REGISTER_RAX, in->pc);
+	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
+	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_FALLBACK));
 }
 
 static void do_copy(struct tctx *c, const struct xl_insn *in)
 {
 	uint8_t b[16];
 
-	clean(c, in->pc);
+	xb_clean(c, in->pc);
 	if (xl_relocate(in, xl_emit_here(&c->e), b) < 0) {
 		c->e.err = -ERANGE;
 		c->why = "a rip-relative operand out of reach of the cache";
@@ -507,17 +447,17 @@ static void do_copy(struct tctx *c, const struct xl_insn *in)
 
 static void cold_full(struct tctx *c, struct cold *k)
 {
-	mid(c, k->pc, k->pc_src, ALL3, 0);
-	from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
-	mid(c, k->pc, k->pc_src, RAXRCX, 0);
+	xb_mid(c, k->pc, k->pc_src, ALL3, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
+	xb_mid(c, k->pc, k->pc_src, RAXRCX, 0);
 	if (k->pc_src == XL_PC_FROM)
-		from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_FROM);
+		xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_FROM);
 	else
-		mov_imm(c, ZYDIS_REGISTER_RCX, k->pc);
-	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
+		xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc);
+	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
 	lea_off(c, ZYDIS_REGISTER_RCX, k->back);
-	to_slot(c, XL_CTL_RETRY, ZYDIS_REGISTER_RCX);
-	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_FULL));
+	xb_to_slot(c, XL_CTL_RETRY, ZYDIS_REGISTER_RCX);
+	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_FULL));
 }
 
 /* A direct exit's miss stub (at least 14 bytes: it becomes a far
@@ -546,31 +486,31 @@ static void cold_clone(struct tctx *c, struct cold *k)
 {
 	struct xl_label child = { -1 }, after = { k->back };
 
-	mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
 	xl_emit0(&c->e, MN(SYSCALL));
 	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = k->pc2 };
 	xl_emit2(&c->e, MN(MOV), REG(RCX), REG(RAX));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &child);
-	mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
-	clean(c, k->pc2);
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
+	xb_clean(c, k->pc2);
 	xl_emit_branch_to(&c->e, MN(JMP), &after);
 	/* the child: native at once, reading nothing of ours */
 	xl_emit_bind(&c->e, &child);
 	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = k->pc2 };
-	mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
-	clean(c, k->pc2);
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
+	xb_clean(c, k->pc2);
 	xl_emit1(&c->e, MN(JMP), REG(RCX));
 }
 
 /* pc: the syscall. */
 static void cold_sigret(struct tctx *c, struct cold *k)
 {
-	mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
-	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
-	mov_imm(c, ZYDIS_REGISTER_RCX, k->pc);
-	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
-	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_SIGRETURN));
+	xb_mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	xb_mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc);
+	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
+	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_SIGRETURN));
 }
 
 /* A conditional jump into another function, taken: rolls back to the jcc
@@ -586,16 +526,16 @@ static void cold_jrec(struct tctx *c, struct cold *k, struct xl_label *ientry)
 {
 	struct xl_label start = { -1 };
 
-	mid(c, 0, XL_PC_FROM, RAXRCX, 0);
+	xb_mid(c, 0, XL_PC_FROM, RAXRCX, 0);
 	xl_emit_bind(&c->e, &start);
-	to_slot(c, XL_CTL_S_RDX, ZYDIS_REGISTER_RDX);
-	mid(c, 0, XL_PC_FROM, ALL3, 0);
+	xb_to_slot(c, XL_CTL_S_RDX, ZYDIS_REGISTER_RDX);
+	xb_mid(c, 0, XL_PC_FROM, ALL3, 0);
 	rec_reserve(c, &c->jentry, 0, XL_PC_FROM);
 	rec_write(c, XL_REC_JUMP, SRC_FROM, 0, SRC_IMM, k->pc, 0);
 	rec_commit(c);
-	mid(c, k->pc, XL_PC_CONST, ALL3, 0);
-	from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
-	mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
+	xb_mid(c, k->pc, XL_PC_CONST, ALL3, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
+	xb_mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
 	xl_emit_branch_to(&c->e, MN(JMP), ientry);
 }
 
@@ -609,11 +549,11 @@ static void cold_check(struct tctx *c)
 	uint64_t n = c->native, end = c->native_end;
 	struct xl_label fail = { -1 };
 
-	clean(c, n);
-	to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	mid(c, n, XL_PC_CONST, XL_SAVED_RAX, 0);
-	to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	mid(c, n, XL_PC_CONST, RAXRCX, 0);
+	xb_clean(c, n);
+	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	xb_mid(c, n, XL_PC_CONST, XL_SAVED_RAX, 0);
+	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	xb_mid(c, n, XL_PC_CONST, RAXRCX, 0);
 	for (uint64_t a = n; a < end;) {
 		static const struct {
 			uint16_t size;
@@ -629,7 +569,7 @@ static void cold_check(struct tctx *c)
 		if (k >= 2)
 			xl_emit2(&c->e, MN(MOV), REG(EAX), xl_imm(0));
 		xl_emit2(&c->e, MN(MOV), xl_reg(w[k].reg), xl_abs(a, w[k].size));
-		mov_imm(c, ZYDIS_REGISTER_RCX, (uint64_t) - (int64_t)v);
+		xb_mov_imm(c, ZYDIS_REGISTER_RCX, (uint64_t) - (int64_t)v);
 		xl_emit2(&c->e, MN(LEA), REG(RCX),
 			 xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));
 		xl_emit_branch_to(&c->e, MN(JRCXZ), &same);
@@ -637,16 +577,16 @@ static void cold_check(struct tctx *c)
 		xl_emit_bind(&c->e, &same);
 		a += w[k].size;
 	}
-	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
-	mid(c, n, XL_PC_CONST, XL_SAVED_RCX, 0);
-	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
-	clean(c, n);
+	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
+	xb_mid(c, n, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
+	xb_clean(c, n);
 	xl_emit_branch(&c->e, MN(JMP), c->e.pc + (uint64_t)c->body_real);
 	xl_emit_bind(&c->e, &fail);
-	mid(c, n, XL_PC_CONST, RAXRCX, 0);
-	mov_imm(c, ZYDIS_REGISTER_RAX, n);
-	to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), entry(c, XL_E_MISS_DIRECT));
+	xb_mid(c, n, XL_PC_CONST, RAXRCX, 0);
+	xb_mov_imm(c, ZYDIS_REGISTER_RAX, n);
+	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
+	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_MISS_DIRECT));
 }
 
 static void emit_cold(struct tctx *c, struct xl_label *ientry)
@@ -677,6 +617,9 @@ static void emit_cold(struct tctx *c, struct xl_label *ientry)
 		case C_CHECK:
 			cold_check(c);
 			break;
+		default:
+			xl_rseq_cold(c, k);
+			break;
 		}
 	}
 }
@@ -687,24 +630,24 @@ static void emit_cold(struct tctx *c, struct xl_label *ientry)
  * through the record; ientry: restores rax and rcx; then the body. */
 static void prologue(struct tctx *c, uint64_t native, uint32_t fid, struct xl_label *ientry)
 {
-	struct cold *k = cold_new(c, C_JREC);
+	struct cold *k = xb_cold_new(c, C_JREC);
 
 	if (!k)
 		return;
 	k->pc = native;
 	/* until the check, the jump may still need its record: a stop here
 	 * goes back to the jump (in s_from) */
-	mid(c, 0, XL_PC_FROM, RAXRCX, 0);
+	xb_mid(c, 0, XL_PC_FROM, RAXRCX, 0);
 	xl_emit_bind(&c->e, &c->jentry);
 	xl_emit2(&c->e, MN(MOV), REG(ECX), xl_abs(c->ctl + XL_CTL_S_JFN, 4));
-	xl_emit2(&c->e, MN(LEA), REG(RCX), at(ZYDIS_REGISTER_RCX, -(int64_t)fid, 8));
+	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, -(int64_t)fid, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), ientry);
 	xl_emit_branch_to(&c->e, MN(JMP), &k->at);
 	xl_emit_bind(&c->e, ientry);
-	mid(c, native, XL_PC_CONST, RAXRCX, 0);
-	from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
-	mid(c, native, XL_PC_CONST, XL_SAVED_RCX, 0);
-	from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
+	xb_mid(c, native, XL_PC_CONST, RAXRCX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
+	xb_mid(c, native, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
 }
 
 /* One instruction; returns 1 when the block ends after it. */
@@ -738,11 +681,11 @@ static int one(struct tctx *c, const struct xl_insn *in)
 		return 1;
 	case XL_I_STOP:
 		do_copy(c, in);
-		clean(c, in->pc + in->len);
-		exit_to(c, MN(JMP), in->pc + in->len);
+		xb_clean(c, in->pc + in->len);
+		xb_exit_to(c, MN(JMP), in->pc + in->len);
 		return 1;
 	default:
-		do_bad(c, in);
+		xb_do_bad(c, in);
 		return 1;
 	}
 }
@@ -756,9 +699,11 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 		struct xl_insn in;
 		int bk = _stp_pt_bkpt_at(p, pc);
 		int full = n == XL_BLOCK_INSNS || (c->checked && pc + 15 > native + XL_CHECK_MAX);
-		if (n > 0 && (bk || full)) {
-			clean(c, pc); /* a probe starts its own block */
-			exit_to(c, MN(JMP), pc);
+		int sec = c->xt->rseq_on && xl_rseq_at(c->xt->xp, pc);
+		if (n > 0 && (bk || full || sec)) {
+			/* a probe, a critical section start their own block */
+			xb_clean(c, pc);
+			xb_exit_to(c, MN(JMP), pc);
 			break;
 		}
 		if (bk) {
@@ -772,12 +717,16 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 			return -EFAULT;
 		}
 		if (rc == -EFAULT) { /* let the block that starts there fail */
-			clean(c, pc);
-			exit_to(c, MN(JMP), pc);
+			xb_clean(c, pc);
+			xb_exit_to(c, MN(JMP), pc);
 			break;
 		}
 		int end = one(c, &in);
 		c->after_trap_pc = 0;
+		if (!end && in.fs_store && c->xt->rseq_on && !c->checked) {
+			xl_rseq_after_store(c, &in, pc + in.len); /* rseq_cs, maybe */
+			end = 1;
+		}
 		pc += in.len;
 		if (end)
 			break;
@@ -801,6 +750,7 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 		goto out;
 	c->xt = xt;
 	c->ctl = xl_ctl_addr(xt, 0);
+	c->shadow = -1;
 	c->jentry.off = -1;
 	xl_emit_init(&c->e, buf, XL_BLOCK_MAX, start);
 	uint32_t fid = xl_fid(xt, native);
@@ -808,13 +758,17 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 	uint32_t body_off = (uint32_t)c->e.len;
 	c->native = native;
 	if ((c->checked = !xl_code_stable(xt, native))) {
-		struct cold *k = cold_new(c, C_CHECK);
+		struct cold *k = xb_cold_new(c, C_CHECK);
 		xl_reader_drop(&xt->rd); /* read what is there now */
-		clean(c, native);
+		xb_clean(c, native);
 		if (k)
 			xl_emit_branch_to(&c->e, MN(JMP), &k->at);
 		c->body_real = (int32_t)c->e.len;
 	}
+	const struct xl_rseq_sec *sec;
+	if (!c->checked && xt->rseq_on && (sec = xl_rseq_at(xt->xp, native)) &&
+	    sec->end > sec->start)
+		xl_rseq_entry(c, sec);
 	if ((rc = body(c, native, &end)) == 0) {
 		c->native_end = end;
 		if (c->checked && _stp_pt_read(xt->t, native, c->expect, end - native) < 0)
@@ -863,6 +817,9 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 		goto out;
 	}
 	memcpy(b->ex, c->ex, (size_t)c->nex * sizeof *b->ex);
+	b->shadow = c->shadow;
+	c->shadow = -1;
+	b->copy_entry = c->entry_copy ? (uint32_t)c->entry_copy->at.off : 0;
 	b->nex = (size_t)c->nex;
 	for (size_t i = 0; i < b->nex; i++)
 		b->ex[i].b = b;
@@ -872,6 +829,8 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 		b->checked = 0; /* no memory: never seen as changed (rare) */
 	rc = 0;
 out:
+	if (c && c->shadow >= 0)
+		xl_rseq_release(xt, c->shadow);
 	if (c)
 		xl_emit_fini(&c->e);
 	free(c);

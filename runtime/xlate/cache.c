@@ -252,6 +252,7 @@ static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, con
 		if (rc < 0)
 			return NULL;
 		if (xl_block_add(xt, b) < 0) {
+			xl_rseq_release(xt, b->shadow);
 			free(b->an);
 			free(b->ex);
 			free(b->orig);
@@ -381,6 +382,8 @@ static void map_del_into(struct xl_map *m, const struct xl_block *b)
 static void kill_block(struct xl_thread *xt, struct xl_block *b)
 {
 	b->dead = 1;
+	xl_rseq_release(xt, b->shadow);
+	b->shadow = -1;
 	if (xl_block_at(xt, b->native) == b)
 		xl_map_del(&xt->byn, b->native);
 	dir_del(xt, b->native);
@@ -457,5 +460,6 @@ void xl_cache_free(struct xl_thread *xt)
 	xl_map_free(&xt->after);
 	xl_map_free(&xt->wait);
 	xt->code_bytes = 0;
+	xt->shadow_used = 0;
 	xt->gen++;
 }

@@ -127,7 +127,8 @@ static int put(struct xl_emit *e, const uint8_t *b, size_t n)
 	return e->err;
 }
 
-int xl_emit_op(struct xl_emit *e, ZydisMnemonic mn, int nops, const ZydisEncoderOperand *ops)
+int xl_emit_seg(struct xl_emit *e, uint64_t prefixes, ZydisMnemonic mn, int nops,
+		const ZydisEncoderOperand *ops)
 {
 	ZydisEncoderRequest rq;
 	uint8_t out[ZYDIS_MAX_INSTRUCTION_LENGTH];
@@ -136,9 +137,15 @@ int xl_emit_op(struct xl_emit *e, ZydisMnemonic mn, int nops, const ZydisEncoder
 	if (e->err)
 		return e->err;
 	request(&rq, mn, nops, ops);
+	rq.prefixes = prefixes;
 	if (encode_at(&rq, out, &n, xl_emit_here(e)) < 0)
 		return e->err = -EINVAL;
 	return put(e, out, n);
+}
+
+int xl_emit_op(struct xl_emit *e, ZydisMnemonic mn, int nops, const ZydisEncoderOperand *ops)
+{
+	return xl_emit_seg(e, 0, mn, nops, ops);
 }
 
 int xl_emit0(struct xl_emit *e, ZydisMnemonic mn)

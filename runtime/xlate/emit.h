@@ -18,6 +18,8 @@ enum xl_st_kind {
 	XL_ST_MID, /* inside instrumentation: apply the fields */
 	XL_ST_SYSRET, /* just after the syscall: pc = native next, rcx = pc */
 	XL_ST_TRAP, /* a trap stub's int3 for the breakpoint at pc */
+	XL_ST_RSEQ, /* in the copy of an rseq critical section: aborted,
+		     * pc = its abort handler (rseq.c) */
 };
 enum xl_pc_src {
 	XL_PC_CONST, /* pc */
@@ -80,6 +82,9 @@ ZydisEncoderOperand xl_abs(uint64_t addr, uint16_t size);
 
 /* One instruction. Returns 0 or the sticky error. */
 int xl_emit_op(struct xl_emit *e, ZydisMnemonic mn, int nops, const ZydisEncoderOperand *ops);
+/* The same with prefixes (ZYDIS_ATTRIB_HAS_SEGMENT_FS: an fs: operand). */
+int xl_emit_seg(struct xl_emit *e, uint64_t prefixes, ZydisMnemonic mn, int nops,
+		const ZydisEncoderOperand *ops);
 int xl_emit0(struct xl_emit *e, ZydisMnemonic mn);
 int xl_emit1(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a);
 int xl_emit2(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a, ZydisEncoderOperand b);

@@ -42,7 +42,8 @@
 #define XL_E_FULL 3 /* ring full: retry is where to go on */
 #define XL_E_SIGRETURN 4 /* rt_sigreturn (rax 15): the agent runs it */
 #define XL_E_FALLBACK 5 /* an instruction that cannot be translated */
-#define XL_E_N 6
+#define XL_E_RSEQ 6 /* rseq_cs holds a descriptor the block does not know */
+#define XL_E_N 7
 
 /* ---- control block offsets (struct xl_ctl, checked below) ---- */
 
@@ -98,7 +99,15 @@ enum xl_req {
 	XL_REQ_DRAIN, /* the ring is full; answer: where to go on */
 	XL_REQ_FALLBACK, /* arg: native pc; answer: where to go on */
 	XL_REQ_SIGRETURN, /* arg: frame's native pc; answer: its clean entry */
+	XL_REQ_RSEQ, /* arg: native pc; a descriptor to learn (rseq.c) */
 };
+
+/* The kernel's struct rseq_cs (linux/rseq.h). */
+struct xl_rseq_cs {
+	uint32_t version, flags;
+	uint64_t start_ip, post_commit_offset, abort_ip;
+} __attribute__((aligned(32)));
+#define XL_RSEQ_SHADOWS 32
 
 /* Answers carry this bit (an address alone may be 0 = "go native"). */
 #define XL_ANSWERED (1ull << 63)
@@ -132,6 +141,9 @@ struct xl_ctl {
 	uint64_t rp; /* staprun's read pointer (only staprun uses it) */
 	/* counters (the agent's) */
 	uint64_t n_agent, n_dir_hits, n_doorbells;
+	/* rseq: the descriptors of the copies of critical sections in this
+	 * thread's cache (rseq_cs points to one while its copy runs) */
+	struct xl_rseq_cs shadow[XL_RSEQ_SHADOWS];
 };
 
 _Static_assert(__builtin_offsetof(struct xl_ctl, s_jfn) == XL_CTL_S_JFN, "ctl layout");

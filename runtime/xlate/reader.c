@@ -208,6 +208,20 @@ int xl_read_insn(struct xl_reader *r, uint64_t pc, struct xl_insn *in)
 	in->len = zi.length;
 	memcpy(in->bytes, b, zi.length);
 	classify(in, &zi, ops);
+	for (int i = 0; i < zi.operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    ops[i].mem.segment == ZYDIS_REGISTER_FS &&
+		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) {
+			in->fs_store = 1;
+			in->fs_mem = ops[i];
+		}
+	/* mov r64 to fs:[base + index * scale + disp]: rseq.c sees what it
+	 * stores and where without reading memory again */
+	if (in->fs_store && zi.mnemonic == ZYDIS_MNEMONIC_MOV && zi.operand_count_visible == 2 &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[0].size == 64 &&
+	    ops[0].mem.base != ZYDIS_REGISTER_RIP && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    ZydisRegisterGetClass(ops[1].reg.value) == ZYDIS_REGCLASS_GPR64)
+		in->fs_src = ops[1].reg.value;
 	return 0;
 }
 

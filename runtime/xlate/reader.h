@@ -38,6 +38,9 @@ struct xl_insn {
 	/* the indirect branches' operand */
 	ZydisDecodedOperand op;
 	uint64_t segment_attr; /* ZYDIS_ATTRIB_HAS_SEGMENT_FS/GS, else 0 */
+	uint8_t fs_store; /* writes memory at fs: (thread data: rseq_cs too) */
+	ZydisDecodedOperand fs_mem; /* fs_store: the memory operand */
+	ZydisRegister fs_src; /* a mov of this register there, or NONE */
 	const char *why; /* XL_I_BAD: why */
 };
 

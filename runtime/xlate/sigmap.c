@@ -118,6 +118,8 @@ int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
 	if (!(a = annot_at(b, off)))
 		return -1;
 	apply(xt, &a->st, r);
+	if (a->st.kind == XL_ST_RSEQ)
+		xl_rseq_aborted(xt); /* as the kernel would at this stop */
 	if (a->st.after_trap && after_trap)
 		*after_trap = r->rip;
 	return 1;

@@ -115,6 +115,41 @@ static int regs_equal(const struct user_regs_struct *a, const struct user_regs_s
 
 static void fallback(struct xl_thread *xt, uint64_t pc, const char *why);
 
+static void invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi);
+
+/* A block's check after a store at fs: met a descriptor it did not know
+ * (the thread is at pc, after the store): learn it, make its section's
+ * start begin a block in every thread, and translate the store's block
+ * again with the descriptor known. Where the thread goes on. */
+static uint64_t rseq_learn(struct xl_thread *xt, uint64_t pc)
+{
+	const struct xl_rseq_sec *s;
+	const char *why = NULL;
+	struct xl_block *b;
+	uint64_t ans;
+	int rc = xl_rseq_learn(xt, xt->ctl->s_tgt, &s);
+
+	if (rc < 0) {
+		fallback(xt, pc, "too many rseq critical sections");
+		return 0;
+	}
+	xl_invalidate(xt, pc - 1, pc);
+	for (struct xl_proc *q = xt->xp->x->procs; rc && s && s->end > s->start && q; q = q->next) {
+		if (q != xt->xp && !_stp_pt_proc_shares_mm(q->p, xt->xp->p))
+			continue;
+		for (struct xl_thread *o = q->threads; o; o = o->next)
+			if (o == xt)
+				xl_invalidate(o, s->start, s->end);
+			else
+				invalidate(o, s->start, s->end);
+	}
+	if (s && s->start == pc && s->end > pc && (b = xl_translate(xt, pc, &why)) && b->copy_entry)
+		return b->cache + b->copy_entry; /* the section's copy, at once */
+	if (!(ans = xl_enter_at(xt, pc, 0, &why)))
+		fallback(xt, pc, why);
+	return ans;
+}
+
 static void doorbell(struct xl_thread *xt)
 {
 	struct _stp_xl_engine *x = xt->xp->x;
@@ -151,11 +186,16 @@ static void doorbell(struct xl_thread *xt)
 			fallback(xt, c->arg, why);
 		break;
 	}
+	case XL_REQ_RSEQ:
+		ans = rseq_learn(xt, c->arg);
+		break;
 	case XL_REQ_FALLBACK:
 	default: {
 		struct xl_insn in;
 		xl_reader_drop(&xt->rd);
 		xl_read_insn(&xt->rd, c->arg, &in);
+		if (xl_rseq_at(xt->xp, c->arg))
+			in.why = "an rseq critical section it cannot copy";
 		fallback(xt, c->arg,
 			 in.why ? in.why : "an instruction the translator does not handle");
 		break;
@@ -350,7 +390,10 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 	if ((r.rip >= xt->rg.addr && r.rip < xt->rg.addr + XL_AGENT_MAX) ||
 	    xl_block_of_cache(xt, r.rip))
 		return; /* in our code already (a doorbell answered) */
-	if (xt->mapped && xt->mapped_gen == xt->gen && regs_equal(&r, &xt->native_regs)) {
+	int no_restore = xt->no_restore;
+	xt->no_restore = 0;
+	if (xt->mapped && !no_restore && xt->mapped_gen == xt->gen &&
+	    regs_equal(&r, &xt->native_regs)) {
 		_stp_pt_set_regs(t, &xt->cache_regs); /* as if it had not stopped */
 		xt->mapped = 0;
 		xt->trapped_at = 0;
@@ -583,7 +626,9 @@ int _stp_xl_thread_on(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 	}
 	xt->on = 1;
 	xt->mapped = 0;
+	xt->no_restore = 0;
 	xt->trapped_at = 0;
+	xl_rseq_thread_init(xt);
 	/* on in the handler of a breakpoint: the engine runs the instruction
 	 * there before the thread enters the cache */
 	struct user_regs_struct r;

@@ -73,6 +73,8 @@ struct xl_block {
 	struct xl_chunk *chunk;
 	int checked; /* from code that may change: checked at entry */
 	uint8_t *orig; /* checked: the bytes it was translated from */
+	int shadow; /* the rseq shadow descriptor of its section copy, or -1 */
+	uint32_t copy_entry; /* a section starts here: its copy's entry, or 0 */
 };
 
 /* At most this many native bytes in a checked block. */
@@ -122,7 +124,14 @@ struct xl_thread {
 	uint64_t inval[16][2];
 	int ninval;
 	uint64_t mapped_gen;
+	int no_restore; /* the stop aborted an rseq section's copy */
 	struct user_regs_struct cache_regs, native_regs;
+	/* rseq (rseq.c): the thread's struct rseq, reached at fs:rseq_off */
+	int rseq_on;
+	uint64_t rseq_area;
+	int32_t rseq_off;
+	uint32_t rseq_sig;
+	uint32_t shadow_used; /* bit i: ctl->shadow[i] belongs to a block */
 	struct xl_thread *next; /* in xp */
 };
 
@@ -138,8 +147,18 @@ struct xl_frange {
 	uint32_t fid;
 };
 
+/* A critical section (rseq.c), known from its descriptor. */
+struct xl_rseq_sec {
+	uint64_t desc; /* the struct rseq_cs's address */
+	uint64_t start, end, abort; /* end = start + post_commit_offset;
+				     * start == end: not a valid one */
+};
+#define XL_RSEQ_MAX 16
+
 struct xl_proc {
 	struct _stp_xl_engine *x;
+	struct xl_rseq_sec rseq[XL_RSEQ_MAX];
+	int nrseq;
 	struct xl_frange *fr; /* sorted by lo, disjoint */
 	size_t nfr, capfr;
 	struct xl_map nofunc; /* addresses in no known function */
@@ -244,6 +263,20 @@ int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
 void xl_stepped_in(struct xl_thread *xt);
 int xl_is_our_rdtsc(struct xl_thread *xt, uint64_t pc);
 #define XL_EFLAGS_TF 0x100ull
+
+/* rseq.c */
+/* The thread's rseq area (it is stopped): rseq_on if it has one that
+ * fs: reaches. */
+void xl_rseq_thread_init(struct xl_thread *xt);
+/* The section that starts at pc, or NULL. */
+const struct xl_rseq_sec *xl_rseq_at(struct xl_proc *xp, uint64_t pc);
+/* desc, stored in the thread's rseq_cs (it is stopped): 1 if it is new,
+ * 0 if none or known (*sec: its section), -ENOSPC if too many. */
+int xl_rseq_learn(struct xl_thread *xt, uint64_t desc, const struct xl_rseq_sec **sec);
+/* A stop in a section's copy aborted it: rseq_cs cleared, as the kernel
+ * does. */
+void xl_rseq_aborted(struct xl_thread *xt);
+void xl_rseq_release(struct xl_thread *xt, int shadow);
 
 /* ring.c */
 void xl_ring_reset(struct xl_thread *xt);

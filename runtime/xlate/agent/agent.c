@@ -122,6 +122,8 @@ uint64_t xl_agent(int why)
 		return ask(c, XL_REQ_DRAIN, 0);
 	case XL_E_SIGRETURN:
 		return sigreturn(c);
+	case XL_E_RSEQ:
+		return ask(c, XL_REQ_RSEQ, c->native_pc);
 	default:
 		return ask(c, XL_REQ_FALLBACK, c->native_pc);
 	}

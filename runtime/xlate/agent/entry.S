@@ -44,6 +44,7 @@
 	XL_ENTRY xl_entry_full, XL_E_FULL
 	XL_ENTRY xl_entry_sigreturn, XL_E_SIGRETURN
 	XL_ENTRY xl_entry_fallback, XL_E_FALLBACK
+	XL_ENTRY xl_entry_rseq, XL_E_RSEQ
 
 	.globl xl_exit
 	.hidden xl_exit
