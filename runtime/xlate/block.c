@@ -539,56 +539,6 @@ static void cold_jrec(struct tctx *c, struct cold *k, struct xl_label *ientry)
 	xl_emit_branch_to(&c->e, MN(JMP), ientry);
 }
 
-/* The entry check of a block from code that may change: its bytes in
- * memory (int3s included) against those it was translated from, 8 (then
- * 4, 2, 1) at a time: rax = the bytes, rcx = their negation + rax, zero
- * when equal (lea, jrcxz: no flags). A change goes to the agent as a
- * miss of the block's start; staprun translates it again. */
-static void cold_check(struct tctx *c)
-{
-	uint64_t n = c->native, end = c->native_end;
-	struct xl_label fail = { -1 };
-
-	xb_clean(c, n);
-	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	xb_mid(c, n, XL_PC_CONST, XL_SAVED_RAX, 0);
-	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	xb_mid(c, n, XL_PC_CONST, RAXRCX, 0);
-	for (uint64_t a = n; a < end;) {
-		static const struct {
-			uint16_t size;
-			ZydisRegister reg;
-		} w[] = { { 8, ZYDIS_REGISTER_RAX },
-			  { 4, ZYDIS_REGISTER_EAX },
-			  { 2, ZYDIS_REGISTER_AX },
-			  { 1, ZYDIS_REGISTER_AL } };
-		struct xl_label same = { -1 };
-		int k = end - a >= 8 ? 0 : end - a >= 4 ? 1 : end - a >= 2 ? 2 : 3;
-		uint64_t v = 0;
-		memcpy(&v, c->expect + (a - n), w[k].size);
-		if (k >= 2)
-			xl_emit2(&c->e, MN(MOV), REG(EAX), xl_imm(0));
-		xl_emit2(&c->e, MN(MOV), xl_reg(w[k].reg), xl_abs(a, w[k].size));
-		xb_mov_imm(c, ZYDIS_REGISTER_RCX, (uint64_t) - (int64_t)v);
-		xl_emit2(&c->e, MN(LEA), REG(RCX),
-			 xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));
-		xl_emit_branch_to(&c->e, MN(JRCXZ), &same);
-		xl_emit_branch_to(&c->e, MN(JMP), &fail);
-		xl_emit_bind(&c->e, &same);
-		a += w[k].size;
-	}
-	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
-	xb_mid(c, n, XL_PC_CONST, XL_SAVED_RCX, 0);
-	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_S_RCX);
-	xb_clean(c, n);
-	xl_emit_branch(&c->e, MN(JMP), c->e.pc + (uint64_t)c->body_real);
-	xl_emit_bind(&c->e, &fail);
-	xb_mid(c, n, XL_PC_CONST, RAXRCX, 0);
-	xb_mov_imm(c, ZYDIS_REGISTER_RAX, n);
-	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_MISS_DIRECT));
-}
-
 static void emit_cold(struct tctx *c, struct xl_label *ientry)
 {
 	for (int i = 0; i < c->ncold && !c->e.err; i++) {
@@ -615,7 +565,7 @@ static void emit_cold(struct tctx *c, struct xl_label *ientry)
 			cold_jrec(c, k, ientry);
 			break;
 		case C_CHECK:
-			cold_check(c);
+			xl_emit_entry_check(c);
 			break;
 		default:
 			xl_rseq_cold(c, k);

@@ -80,6 +80,9 @@ void xb_exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target);
 /* The thread leaves the cache at in->pc (the core's fallback). */
 void xb_do_bad(struct tctx *c, const struct xl_insn *in);
 
+/* mem.c: a checked block's entry check (C_CHECK). */
+void xl_emit_entry_check(struct tctx *c);
+
 /* rseq.c: the rules of restartable sequences. */
 /* After a store at fs: (pc: the next instruction): the block ends with a
  * check of rseq_cs. */
