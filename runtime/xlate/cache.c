@@ -97,6 +97,17 @@ uint32_t xl_fid(struct xl_thread *xt, uint64_t addr)
 	return (uint32_t)id;
 }
 
+void xl_funcs_forget(struct xl_proc *xp, uint64_t lo, uint64_t hi)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < xp->nfr; i++)
+		if (xp->fr[i].hi <= lo || xp->fr[i].lo >= hi)
+			xp->fr[n++] = xp->fr[i];
+	xp->nfr = n;
+	xl_map_clear(&xp->nofunc); /* (cheap to ask again) */
+}
+
 size_t xl_chunk_size(const struct _stp_xl_engine *x)
 {
 	size_t n = x->cfg.cache_bytes / 2;

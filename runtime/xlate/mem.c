@@ -2,8 +2,10 @@
  * file-backed mappings (a program's and its libraries' text) is taken as
  * stable; code anywhere else (writable, anonymous, shared: JITs, and
  * memory another mapping or process can write) is checked at each block
- * entry against the bytes it was translated from (the check is below). The mappings
- * come from /proc/PID/maps, read again when an address is not covered. */
+ * entry against the bytes it was translated from (the check is below).
+ * The mappings come from /proc/PID/maps, read again when an address is
+ * not covered. A stable mapping that goes (dlclose: the core tells us,
+ * _stp_xl_mem_changed) takes its blocks with it. */
 #include "xlate/block.h"
 
 #include <errno.h>
@@ -20,10 +22,12 @@ static void reload(struct xl_proc *xp, pid_t tid)
 	if (!(f = fopen(path, "re")))
 		return;
 	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi, ino;
+		unsigned long lo, hi, off, ino;
+		unsigned maj, min;
 		char perms[8];
 		int n = 0;
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &ino, &n) < 4)
+		if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu %n", &lo, &hi, perms, &off, &maj, &min,
+			   &ino, &n) < 7)
 			continue;
 		if (xp->nmr == xp->capmr) {
 			size_t cap = xp->capmr ? 2 * xp->capmr : 64;
@@ -35,7 +39,8 @@ static void reload(struct xl_proc *xp, pid_t tid)
 		}
 		/* a regular file's private, read-only text: inode, no w, p */
 		int stable = ino != 0 && perms[1] != 'w' && perms[3] == 'p' && line[n] == '/';
-		xp->mr[xp->nmr++] = (struct xl_mrange){ lo, hi, stable };
+		xp->mr[xp->nmr++] =
+		    (struct xl_mrange){ lo, hi, stable, off, ino, (uint64_t)maj << 32 | min };
 	}
 	fclose(f);
 }
@@ -67,12 +72,54 @@ int xl_code_stable(struct xl_thread *xt, uint64_t addr)
 		reload(xp, xt->tid);
 		m = find(xp, addr);
 	}
-	return m && m->stable;
+	if (!m || !m->stable)
+		return 0;
+	for (size_t i = 0; i < xp->ncmap; i++)
+		if (xp->cmap[i].lo == m->lo)
+			return 1;
+	if (xp->ncmap == xp->capcmap) {
+		size_t cap = xp->capcmap ? 2 * xp->capcmap : 16;
+		struct xl_mrange *v = realloc(xp->cmap, cap * sizeof *v);
+		if (!v)
+			return 0; /* not remembered: checked instead */
+		xp->cmap = v;
+		xp->capcmap = cap;
+	}
+	xp->cmap[xp->ncmap++] = *m;
+	return 1;
 }
 
-void xl_mem_forget(struct xl_proc *xp)
+int xl_mem_gone(struct xl_proc *xp, pid_t tid, uint64_t (*out)[2], int max)
 {
-	xp->nmr = 0;
+	int n = 0;
+
+	reload(xp, tid);
+	for (size_t i = 0; i < xp->ncmap;) {
+		const struct xl_mrange *c = &xp->cmap[i], *m = find(xp, c->lo);
+		if (m && m->lo == c->lo && m->hi == c->hi && m->stable && m->off == c->off &&
+		    m->ino == c->ino && m->dev == c->dev) {
+			i++;
+			continue;
+		}
+		if (n < max) {
+			out[n][0] = c->lo;
+			out[n][1] = c->hi;
+		} else {
+			out[max - 1][0] = 0; /* too many: everything */
+			out[max - 1][1] = UINT64_MAX;
+		}
+		n += n < max;
+		xp->cmap[i] = xp->cmap[--xp->ncmap];
+	}
+	return n;
+}
+
+void xl_mem_free(struct xl_proc *xp)
+{
+	free(xp->mr);
+	free(xp->cmap);
+	xp->mr = xp->cmap = NULL;
+	xp->nmr = xp->capmr = xp->ncmap = xp->capcmap = 0;
 }
 
 int xl_block_changed(struct xl_thread *xt, const struct xl_block *b)

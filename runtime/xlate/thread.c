@@ -115,8 +115,6 @@ static int regs_equal(const struct user_regs_struct *a, const struct user_regs_s
 
 static void fallback(struct xl_thread *xt, uint64_t pc, const char *why);
 
-static void invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi);
-
 /* A block's check after a store at fs: met a descriptor it did not know
  * (the thread is at pc, after the store): learn it, make its section's
  * start begin a block in every thread, and translate the store's block
@@ -134,15 +132,8 @@ static uint64_t rseq_learn(struct xl_thread *xt, uint64_t pc)
 		return 0;
 	}
 	xl_invalidate(xt, pc - 1, pc);
-	for (struct xl_proc *q = xt->xp->x->procs; rc && s && s->end > s->start && q; q = q->next) {
-		if (q != xt->xp && !_stp_pt_proc_shares_mm(q->p, xt->xp->p))
-			continue;
-		for (struct xl_thread *o = q->threads; o; o = o->next)
-			if (o == xt)
-				xl_invalidate(o, s->start, s->end);
-			else
-				invalidate(o, s->start, s->end);
-	}
+	if (rc && s && s->end > s->start)
+		xl_invalidate_all(xt->xp, s->start, s->end);
 	if (s && s->start == pc && s->end > pc && (b = xl_translate(xt, pc, &why)) && b->copy_entry)
 		return b->cache + b->copy_entry; /* the section's copy, at once */
 	if (!(ans = xl_enter_at(xt, pc, 0, &why)))
@@ -289,11 +280,33 @@ void xl_watch_fn(uint64_t addr, int armed, uint8_t orig, void *data)
 
 	if (xp->pctl)
 		xl_mirror_bkpt(xp, addr, armed, orig);
+	xl_invalidate_all(xp, addr, addr + 1);
+}
+
+void xl_invalidate_all(struct xl_proc *xp, uint64_t lo, uint64_t hi)
+{
 	for (struct xl_proc *q = xp->x->procs; q; q = q->next) {
 		if (q != xp && !_stp_pt_proc_shares_mm(q->p, xp->p))
 			continue;
 		for (struct xl_thread *xt = q->threads; xt; xt = xt->next)
-			invalidate(xt, addr, addr + 1);
+			invalidate(xt, lo, hi);
+	}
+}
+
+void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
+{
+	struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 0);
+	uint64_t gone[16][2];
+	int n;
+
+	if (!xp)
+		return;
+	n = xl_mem_gone(xp, _stp_pt_tid(t), gone, 16);
+	for (int i = 0; i < n; i++) {
+		xl_debug("code at %#llx-%#llx unmapped or replaced", (unsigned long long)gone[i][0],
+			 (unsigned long long)gone[i][1]);
+		xl_invalidate_all(xp, gone[i][0], gone[i][1]);
+		xl_funcs_forget(xp, gone[i][0], gone[i][1]);
 	}
 }
 
@@ -575,6 +588,7 @@ static void proc_free(struct _stp_xl_engine *x, struct xl_proc *xp, struct _stp_
 	xl_unmap_all(xp, t);
 	free(xp->free_rg);
 	free(xp->fr);
+	xl_mem_free(xp);
 	xl_map_free(&xp->nofunc);
 	for (struct xl_proc **pp = &x->procs; *pp; pp = &(*pp)->next)
 		if (*pp == xp) {

@@ -139,6 +139,7 @@ struct xl_thread {
 struct xl_mrange {
 	uint64_t lo, hi;
 	int stable; /* private, read-only, of a regular file */
+	uint64_t off, ino, dev; /* which file, where in it */
 };
 
 /* Functions' address ranges, as the core gave them (cache.c). */
@@ -164,6 +165,8 @@ struct xl_proc {
 	struct xl_map nofunc; /* addresses in no known function */
 	struct xl_mrange *mr; /* sorted */
 	size_t nmr, capmr;
+	struct xl_mrange *cmap; /* stable mappings blocks were made from */
+	size_t ncmap, capcmap;
 	struct xl_mapping preg; /* the process region (safety.c) */
 	int pctl; /* it is there, the handler installed */
 	struct _stp_pt_proc *p;
@@ -233,6 +236,8 @@ struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native);
 int xl_block_add(struct xl_thread *xt, struct xl_block *b);
 void xl_cache_free(struct xl_thread *xt);
 uint32_t xl_fid(struct xl_thread *xt, uint64_t addr);
+/* Function ranges over [lo, hi) are asked again (the code there went). */
+void xl_funcs_forget(struct xl_proc *xp, uint64_t lo, uint64_t hi);
 
 /* Blocks covering native [lo, hi) are dropped (links, directory,
  * tables, clean points); the thread must be stopped. */
@@ -247,7 +252,15 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 /* Is the code at addr stable (text of a file, read-only, private)? Else
  * its blocks check their bytes at entry. */
 int xl_code_stable(struct xl_thread *xt, uint64_t addr);
-void xl_mem_forget(struct xl_proc *xp);
+/* The mappings blocks were made from that are not there any more (as
+ * they were: dlclose, munmap, another file at the same place), now that
+ * the thread (stopped) says the memory changed: into out (at most max),
+ * forgotten. Their count. */
+int xl_mem_gone(struct xl_proc *xp, pid_t tid, uint64_t (*out)[2], int max);
+void xl_mem_free(struct xl_proc *xp);
+/* thread.c: blocks over [lo, hi) go in every thread of xp's address space
+ * (now for stopped threads, at their next stop for the others). */
+void xl_invalidate_all(struct xl_proc *xp, uint64_t lo, uint64_t hi);
 /* Have the bytes of checked block b changed since its translation? */
 int xl_block_changed(struct xl_thread *xt, const struct xl_block *b);
 

@@ -74,6 +74,10 @@ int _stp_xl_release(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 void _stp_xl_thread_gone(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* p exec'd or ended: everything of it goes (nothing is left in it). */
 void _stp_xl_proc_gone(struct _stp_xl_engine *x, struct _stp_pt_proc *p);
+/* The memory of t's process (t stopped) changed: libraries were loaded
+ * or unloaded (the core's r_debug watch), or code unmapped. Blocks made
+ * from code that is not mapped as it was go, in every thread. */
+void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* Drain t's ring now (records go to ops->records). */
 void _stp_xl_drain(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 

@@ -39,6 +39,8 @@
  *             entry of FUNC, then write "go" to the program; "xl: on" on
  *             stderr at the first switch-on (for tests that kill us)
  *   -N        no translation: the probes only
+ *   -l        libraries watched (r_debug): at each change the engine is
+ *             told (_stp_xl_mem_changed), as the core does
  *   -v        engine debug messages (STAP_XLATE_DEBUG=1 does the same)
  * A call into a PLT stub followed by the stub's jump is shown as a call
  * of the function the stub jumps to. */
@@ -65,7 +67,7 @@
 static const char *func_name, *count_name;
 static uint64_t count_addr;
 static int quiet, show_stats, lib_leaves, hide_signals, raw, sys_probes, attach_mode,
-    no_translation;
+    no_translation, watch_libs;
 static uint64_t sys_entries, sys_exits;
 static struct _stp_xl_config cfg;
 static int said_on; /* "xl: on" on stderr (-X) */
@@ -386,6 +388,14 @@ static int on_mark(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data
 	return 0;
 }
 
+/* -l: the libraries changed (t stopped): as the core's r_debug watch
+ * tells the engine. */
+static void on_libs(struct _stp_pt_thread *t, void *data)
+{
+	(void)data;
+	_stp_xl_mem_changed(X, t);
+}
+
 static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
 {
 	struct user_regs_struct r;
@@ -534,6 +544,10 @@ static void setup(struct _stp_pt_proc *p)
 	}
 	if (sys_probes)
 		_stp_pt_syscalls(p, on_syscall, NULL);
+	if (watch_libs && (rc = _stp_pt_watch_libraries(p, on_libs, NULL)) < 0) {
+		emit("FAIL: watch libraries: %s", strerror(-rc));
+		failures++;
+	}
 	for (int i = 0; i < ntoggles; i++) {
 		struct toggle *tg = &toggles[i];
 		int placed = 0;
@@ -594,7 +608,7 @@ int main(int argc, char **argv)
 	char why[256];
 	int opt, rc;
 
-	while ((opt = getopt(argc, argv, "+a:c:f:qr:C:GLM:NRSvXy")) != -1) {
+	while ((opt = getopt(argc, argv, "+a:c:f:lqr:C:GLM:NRSvXy")) != -1) {
 		switch (opt) {
 		case 'f':
 			func_name = optarg;
@@ -634,6 +648,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			no_translation = 1;
+			break;
+		case 'l':
+			watch_libs = 1;
 			break;
 		case 'a': {
 			char *colon = strchr(optarg, ':');
