@@ -69,6 +69,15 @@ void xb_mid(struct tctx *c, uint64_t pc, int src, int saved, int adj)
 	mark(c);
 }
 
+void xb_save_rax_rcx(struct tctx *c, uint64_t pc)
+{
+	xb_clean(c, pc);
+	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
+	xb_mid(c, pc, XL_PC_CONST, XL_SAVED_RAX, 0);
+	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
+	xb_mid(c, pc, XL_PC_CONST, RAXRCX, 0);
+}
+
 struct cold *xb_cold_new(struct tctx *c, int kind)
 {
 	if (c->ncold == MAX_COLD) {
@@ -299,11 +308,7 @@ static void do_jmp_ind(struct tctx *c, const struct xl_insn *in)
 {
 	uint64_t a = in->pc;
 
-	xb_clean(c, a);
-	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	xb_mid(c, a, XL_PC_CONST, XL_SAVED_RAX, 0);
-	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	xb_mid(c, a, XL_PC_CONST, RAXRCX, 0);
+	xb_save_rax_rcx(c, a);
 	load_target(c, in);
 	xl_emit2(&c->e, MN(MOV), xl_abs(c->ctl + XL_CTL_S_JFN, 4), xl_imm(xl_fid(c->xt, a)));
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, a);
@@ -420,11 +425,7 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
  * back (staprun's fallback). */
 void xb_do_bad(struct tctx *c, const struct xl_insn *in)
 {
-	xb_clean(c, in->pc);
-	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	xb_mid(c, in->pc, XL_PC_CONST, XL_SAVED_RAX, 0);
-	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	xb_mid(c, in->pc, XL_PC_CONST, RAXRCX, 0);
+	xb_save_rax_rcx(c, in->pc);
 	xb_mov_imm(c, ZYDIS_REGISTER_RAX, in->pc);
 	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
 	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_FALLBACK));

@@ -74,6 +74,8 @@ void xb_mov_imm(struct tctx *c, ZydisRegister r, uint64_t v);
 /* The state of the next instructions (emit.h). */
 void xb_clean(struct tctx *c, uint64_t pc);
 void xb_mid(struct tctx *c, uint64_t pc, int src, int saved, int adj);
+/* rax and rcx to their slots, for the instruction at pc (clean before). */
+void xb_save_rax_rcx(struct tctx *c, uint64_t pc);
 struct cold *xb_cold_new(struct tctx *c, int kind);
 /* A branch to another block (its miss stub until linked). */
 void xb_exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target);

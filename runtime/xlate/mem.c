@@ -143,11 +143,7 @@ void xl_emit_entry_check(struct tctx *c)
 	uint64_t n = c->native, end = c->native_end;
 	struct xl_label fail = { -1 };
 
-	xb_clean(c, n);
-	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	xb_mid(c, n, XL_PC_CONST, XL_SAVED_RAX, 0);
-	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	xb_mid(c, n, XL_PC_CONST, RAXRCX, 0);
+	xb_save_rax_rcx(c, n);
 	for (uint64_t a = n; a < end;) {
 		static const struct {
 			uint16_t size;

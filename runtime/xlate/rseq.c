@@ -258,11 +258,7 @@ void xl_rseq_entry(struct tctx *c, const struct xl_rseq_sec *s)
 	k->sec = s;
 	k->pc = a;
 	c->entry_copy = k;
-	xb_clean(c, a);
-	xb_to_slot(c, XL_CTL_S_RAX, ZYDIS_REGISTER_RAX);
-	xb_mid(c, a, XL_PC_CONST, XL_SAVED_RAX, 0);
-	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
-	xb_mid(c, a, XL_PC_CONST, RAXRCX, 0);
+	xb_save_rax_rcx(c, a);
 	load_cs(c, ZYDIS_REGISTER_RCX);
 	xb_mov_imm(c, ZYDIS_REGISTER_RAX, (uint64_t) - (int64_t)s->desc);
 	xl_emit2(&c->e, MN(LEA), REG(RCX), xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));

@@ -31,6 +31,22 @@
 #define NOINLINE __attribute__((noinline, noclone, noipa))
 #define SIG "0x53053053" /* glibc's RSEQ_SIG on x86 */
 
+/* A section [1, 2) with its descriptor (3) and abort handler (4, after
+ * the signature), which sets ab to 1; rax is taken. */
+#define SECTION_START                  \
+	".pushsection .data, \"aw\"\n" \
+	".balign 32\n"                 \
+	"3: .long 0, 0\n"              \
+	".quad 1f, 2f - 1f, 4f\n"      \
+	".popsection\n"                \
+	"leaq 3b(%%rip), %%rax\n"      \
+	"movq %%rax, %%fs:8(%[off])\n"
+#define SECTION_END            \
+	"jmp 5f\n"             \
+	".long " SIG "\n"      \
+	"4: movl $1, %k[ab]\n" \
+	"5:\n"
+
 static volatile long other_runs, stop_other, in_section, handled;
 static pid_t main_tid;
 
@@ -47,22 +63,12 @@ static int spin_section(volatile long *v)
 {
 	int aborted;
 
-	__asm__ volatile(".pushsection .data, \"aw\"\n"
-			 ".balign 32\n"
-			 "3: .long 0, 0\n"
-			 ".quad 1f, 2f - 1f, 4f\n"
-			 ".popsection\n"
-			 "leaq 3b(%%rip), %%rax\n"
-			 "movq %%rax, %%fs:8(%[off])\n"
-			 "1: movq $1, %[insec]\n"
-			 "movq (%[v]), %%rcx\n"
-			 "6: cmpq %%rcx, (%[v])\n"
-			 "je 6b\n"
-			 "xorl %k[ab], %k[ab]\n"
-			 "2: jmp 5f\n"
-			 ".long " SIG "\n"
-			 "4: movl $1, %k[ab]\n"
-			 "5:\n"
+	__asm__ volatile(SECTION_START "1: movq $1, %[insec]\n"
+				       "movq (%[v]), %%rcx\n"
+				       "6: cmpq %%rcx, (%[v])\n"
+				       "je 6b\n"
+				       "xorl %k[ab], %k[ab]\n"
+				       "2:" SECTION_END
 			 : [ab] "=&r"(aborted), [insec] "=m"(in_section)
 			 : [off] "r"(__rseq_offset), [v] "r"(v)
 			 : "rax", "rcx", "memory", "cc");
@@ -74,21 +80,10 @@ static int inc_section(long *counter)
 {
 	int aborted;
 
-	__asm__ volatile(".pushsection .data, \"aw\"\n"
-			 ".balign 32\n"
-			 "3: .long 0, 0\n"
-			 ".quad 1f, 2f - 1f, 4f\n"
-			 ".popsection\n"
-			 "leaq 3b(%%rip), %%rax\n"
-			 "movq %%rax, %%fs:8(%[off])\n"
-			 "1: movq (%[c]), %%rcx\n"
-			 "leaq 1(%%rcx), %%rcx\n"
-			 "movq %%rcx, (%[c])\n"
-			 "2: xorl %k[ab], %k[ab]\n"
-			 "jmp 5f\n"
-			 ".long " SIG "\n"
-			 "4: movl $1, %k[ab]\n"
-			 "5:\n"
+	__asm__ volatile(SECTION_START "1: movq (%[c]), %%rcx\n"
+				       "leaq 1(%%rcx), %%rcx\n"
+				       "movq %%rcx, (%[c])\n"
+				       "2: xorl %k[ab], %k[ab]\n" SECTION_END
 			 : [ab] "=&r"(aborted)
 			 : [off] "r"(__rseq_offset), [c] "r"(counter)
 			 : "rax", "rcx", "memory", "cc");
