@@ -14,6 +14,8 @@
 #include "process.h"
 #include "dcg.h"
 #include "target.h"
+#include "sigstate.h"
+#include "shellcmd.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -42,6 +44,7 @@ struct pstate {
 	/* the /bin/sh of a shell -c command (or a fork of it), not yet
 	 * exec'd a command: bare process probes leave it out */
 	int launcher;
+	unsigned char *begun; /* per probe: its process.begin fired here */
 	struct pstate *next; /* all live pstates, freed at the end */
 };
 
@@ -409,6 +412,26 @@ static void fire_kind(enum _stp_probe_kind kind, struct _stp_pt_thread *t, pid_t
 	}
 }
 
+/* process.begin: once per process and probe, when the process first
+ * matches it (launched or attached, forked by a process it matches, or an
+ * exec into the image a probe names). t NULL: the process of pid, stopped
+ * with no thread at hand. */
+static void fire_begin(struct _stp_pt_thread *t, pid_t pid, struct pstate *ps)
+{
+	for (int i = 0; i < M->nprobes && can_run(); i++) {
+		const struct _stp_probe *p = &M->probes[i];
+
+		if (p->kind != STP_PROBE_PROCESS_BEGIN || !ps_matches(p, ps) ||
+		    (ps->begun && ps->begun[i]))
+			continue;
+		if (!ps->begun)
+			ps->begun = calloc((size_t)M->nprobes, 1);
+		if (ps->begun)
+			ps->begun[i] = 1;
+		fire(p, t, pid, 0, bias_of(p, ps), ps->comm);
+	}
+}
+
 /* ---- thread and system call probes ---- */
 
 static void on_thread_start(struct _stp_pt_thread *t, void *user)
@@ -511,13 +534,18 @@ static void on_exec(struct _stp_pt_thread *t, void *user)
 	(void)user;
 	_stp_dcg_exec(_stp_pt_proc_pid(proc));
 	struct pstate *ps = pstate_of(proc);
-	if (ps)
+	if (ps) {
 		ps->launcher = launching && shell_launch;
+		/* a new image: the probes naming one may begin again */
+		for (int i = 0; ps->begun && i < M->nprobes; i++)
+			if (M->probes[i].module && *M->probes[i].module)
+				ps->begun[i] = 0;
+	}
 	place_probes(proc);
 	/* The first exec of a -c command happens before the begin probes;
 	 * process.begin then waits for the release. */
-	if (_stp_session_state == STP_SESSION_RUNNING)
-		fire_kind(STP_PROBE_PROCESS_BEGIN, t, 0, ps);
+	if (ps)
+		fire_begin(t, 0, ps);
 }
 
 static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user)
@@ -527,7 +555,10 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 	(void)user;
 	sem_fork(_stp_pt_thread_proc(parent), child);
 	if (pp && cp) {
+		struct pstate *next = cp->next;
 		*cp = *pp;
+		cp->next = next;
+		cp->begun = NULL;
 		cp->libs = NULL;
 		cp->nlibs = cp->libcap = 0;
 		if (pp->nlibs && (cp->libs = malloc(pp->nlibs * sizeof *cp->libs))) {
@@ -536,6 +567,7 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 			for (size_t j = 0; j < cp->nlibs; j++)
 				cp->libs[j].pr = NULL; /* the child's copies: not ours */
 		}
+		fire_begin(NULL, _stp_pt_proc_pid(child), cp);
 	}
 }
 
@@ -547,8 +579,10 @@ static void pstate_free(struct pstate *ps)
 			*pp = ps->next;
 			break;
 		}
-	if (ps)
+	if (ps) {
 		free(ps->libs);
+		free(ps->begun);
+	}
 	free(ps);
 }
 
@@ -580,45 +614,9 @@ static const struct _stp_pt_callbacks callbacks = {
 	.proc_exit = on_proc_exit,
 };
 
-static void free_words(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* "prog a b" -> {"prog", "a", "b", NULL}; NULL when empty or out of memory. */
-static char **split_words(const char *cmd)
-{
-	size_t n = 0, cap = 8;
-	char **v = calloc(cap, sizeof *v);
-
-	while (v && *cmd) {
-		size_t len;
-
-		cmd += strspn(cmd, " \t");
-		len = strcspn(cmd, " \t");
-		if (!len)
-			break;
-		if (n + 2 > cap) {
-			char **w = realloc(v, (cap *= 2) * sizeof *v);
-			if (!w)
-				break;
-			v = w;
-		}
-		v[n] = strndup(cmd, len);
-		v[++n] = NULL;
-		cmd += len;
-	}
-	if (v && n == 0) {
-		free(v);
-		v = NULL;
-	}
-	return v;
-}
-
 int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o)
 {
+	char **words = NULL;
 	int rc, shell;
 
 	M = m;
@@ -645,26 +643,33 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	}
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_set_debug(1);
-	/* A plain command is run directly, so the first exec is the program
-	 * itself; a shell's commands are its children (or what it execs):
-	 * bare process probes fire for those, not for the shell. The
-	 * translator makes the same test (translator/probes_process.c). */
-	shell = o->target_cmd && strpbrk(o->target_cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
+	/* A plain command is run directly (where that is what sh -c would
+	 * do), so the first exec is the program itself; a shell's commands
+	 * are its children (or what it execs): bare process probes fire for
+	 * those, not for the shell. */
+	if (o->target_cmd)
+		words = _stp_cmd_words(o->target_cmd);
+	shell = o->target_cmd && !words;
 	shell_launch = shell;
 	S = _stp_pt_session_new(&callbacks, NULL, _STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
 	if (!S) {
 		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
+		_stp_cmd_words_free(words);
 		return -1;
 	}
+	{
+		sigset_t mask, ignored;
+		_stp_signals_caller(&mask, &ignored);
+		_stp_pt_launch_signals(S, &mask, &ignored);
+	}
 	if (o->target_cmd) {
-		char **argv = shell ? NULL : split_words(o->target_cmd);
 		char *one[] = { (char *)o->target_cmd, NULL };
 
 		launching = 1;
-		rc = _stp_pt_launch(S, argv ? argv : one, &root);
+		rc = _stp_pt_launch(S, words ? words : one, &root);
 		launching = 0;
 		launched = 1;
-		free_words(argv);
+		_stp_cmd_words_free(words);
 	} else {
 		rc = (o->target_pid <= 0 || o->target_pid > INT32_MAX)
 			     ? -ESRCH
@@ -702,7 +707,7 @@ int _stp_proc_release(void)
 	{
 		struct pstate *ps = pstate_of(root);
 		if (ps)
-			fire_kind(STP_PROBE_PROCESS_BEGIN, NULL, root_pid, ps);
+			fire_begin(NULL, root_pid, ps);
 	}
 	return _stp_pt_resume(root) < 0 ? -1 : 0;
 }

@@ -153,6 +153,7 @@ struct _stp_pt_session {
 	struct _stp_pt_thread *pending, **pending_tail;
 	struct pt_parked *parked;
 	struct _stp_pt_stats stats;
+	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
 };
 
 /* ptrace_engine.c */

@@ -19,6 +19,7 @@
 #include "process.h"
 #include "dcg.h"
 #include "ptrace_engine.h"
+#include "sigstate.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -366,6 +367,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		return 1;
 	}
 	o = r.o;
+	_stp_signals_save(); /* staprun did it first, before changing any */
 	reset_session();
 	apply_limits(m);
 	r.rng = (uint64_t)_stp_gettime_ns(CLOCK_MONOTONIC) | 1;
@@ -381,7 +383,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 	/* stap -vvvv (pass 5 at level 4) runs staprun -vvv */
 	if (r.engine && o->verbose >= 3)
 		_stp_pt_set_debug(1);
-	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o, &oldmask)) < 0) {
+	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o)) < 0) {
 		setup_failed = 1;  /* said why; no probe ran, so no summary */
 	} else {
 		if (o->timeout_s > 0)

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #endif
 #include "stap_runtime.h"
+#include "sigstate.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -93,6 +94,8 @@ int main(int argc, char **argv)
 	long v;
 	int c, rc;
 
+	/* The -c command gets the signal state staprun was given. */
+	_stp_signals_save();
 	/* Options before or after OBJECT: getopt permutes (no "+"). */
 	while ((c = getopt(argc, argv, "vo:T:c:x:h")) != -1) {
 		switch (c) {

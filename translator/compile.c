@@ -2,6 +2,7 @@
  * compiler. The object leaves the runtime's _stp_* symbols undefined;
  * staprun resolves them when it dlopens the object. */
 #include "emit.h"
+#include "sigstate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@ static int run(char *const argv[])
 		return -1;
 	}
 	if (pid == 0) {
+		_stp_signals_restore_caller();
 		execvp(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

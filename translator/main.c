@@ -13,6 +13,7 @@
 #include "dwarf_list.h"
 #include "probes_process.h"
 #include "sdt.h"
+#include "sigstate.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -98,11 +99,14 @@ static void cleanup_and_die(int sig)
 	raise(sig);
 }
 
+/* A signal the caller ignores stays ignored (nohup, background jobs), as
+ * it does for what stap runs. */
 static void set_cleanup_signals(void)
 {
-	signal(SIGINT, cleanup_and_die);
-	signal(SIGTERM, cleanup_and_die);
-	signal(SIGHUP, cleanup_and_die);
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (!_stp_signal_caller_ignored(sigs[i]))
+			signal(sigs[i], cleanup_and_die);
 }
 
 /* ---- the passes ---- */
@@ -348,6 +352,7 @@ int main(int argc, char **argv)
 {
 	struct session *s = &the_session;
 
+	_stp_signals_save();
 	switch (options_parse(s, argc, argv)) {
 	case OPTIONS_EXIT0:
 		return 0;

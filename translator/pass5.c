@@ -3,6 +3,7 @@
  * stap are forwarded, and stap's result is staprun's exit status. */
 #include "session.h"
 #include "driver.h"
+#include "sigstate.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -23,6 +24,8 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(driver_child_pid, sig);
 }
 
+/* Off: back to the default. A signal the caller ignores is neither
+ * forwarded nor reset: staprun inherits it ignored. */
 static void set_forwarding(int on)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -36,7 +39,8 @@ static void set_forwarding(int on)
 		sa.sa_handler = SIG_DFL;
 	}
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+		if (!_stp_signal_caller_ignored(sigs[i]))
+			sigaction(sigs[i], &sa, NULL);
 }
 
 static char **staprun_argv(struct session *s)
@@ -92,7 +96,7 @@ int pass5_run(struct session *s)
 		return 1;
 	}
 	if (pid == 0) {
-		set_forwarding(0);
+		_stp_signals_restore_caller(); /* staprun and the -c command get it */
 		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
 			setenv("STAP_DCG_REPORT", "1", 1);
 		execv(argv[0], argv);

@@ -20,6 +20,7 @@
 #include "dwarf_list.h"
 #include "sdt.h"
 #include "probes_process.h"
+#include "shellcmd.h"
 
 static const char *const process_subnames[] = {"function", "library", "mark", "provider",
 						"statement", "plt", "begin", "end", "thread",
@@ -63,20 +64,24 @@ static uint64_t module_base(const char *path)
 	return lo == UINT64_MAX ? 0 : lo & ~(uint64_t)0xfff;
 }
 
-/* Is the -c command run through /bin/sh -c? The same test as the
- * runtime's (runtime/process_probes.c). */
-static int shell_command(const char *cmd)
-{
-	return strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
-}
-
-/* The program of the -c command: its first word, after any leading
- * NAME=VALUE assignments of a shell command. */
+/* The program of the -c command: the one it runs when it needs no shell
+ * (runtime/shellcmd.h), else a guess: its first word, after any leading
+ * NAME=VALUE assignments and an `exec`. */
 static char *command_program(const char *cmd)
 {
+	char **words = _stp_cmd_words(cmd);
+	if (words) {
+		char *prog = xstrdup(words[0]);
+		_stp_cmd_words_free(words);
+		return prog;
+	}
 	for (;;) {
 		cmd += strspn(cmd, " \t");
 		size_t n = strspn(cmd, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
+		if (n == 4 && !strncmp(cmd, "exec", 4) && (cmd[4] == ' ' || cmd[4] == '\t')) {
+			cmd += 4;
+			continue;
+		}
 		if (n == 0 || cmd[n] != '=' || (cmd[0] >= '0' && cmd[0] <= '9'))
 			break;
 		cmd += n + strcspn(cmd + n, " \t");
@@ -839,10 +844,12 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 			       "process probes need a target process: use -c CMD or -x PID");
 	int any = 0;
 	char *exe = NULL;
-	/* Bare process.begin/.end/.thread/.syscall with a shell command:
-	 * every command the shell runs (the runtime leaves out the shell). */
-	if (!c0->arg && s->target_cmd && shell_command(s->target_cmd) && !is_function &&
-	    !is_library && !is_mark && !is_stmt && !is_plt)
+	/* Bare process.begin/.end/.thread/.syscall with -c or -x: the target
+	 * and every process it starts, whatever they run (a script's
+	 * interpreter, the commands of a shell; the runtime leaves out the
+	 * shell of a -c command in shell syntax). */
+	if (!c0->arg && (s->target_cmd || s->target_pid) && !is_function && !is_library &&
+	    !is_mark && !is_stmt && !is_plt)
 		any = 1;
 	else
 		exe = point_executable(c, c0, &any, err);
