@@ -8,7 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stap_runtime.h"
+#include "stp_internal.h"
 #include "sigstate.h"
 
 #include <dlfcn.h>
@@ -124,6 +124,11 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				fprintf(stderr, "ERROR: couldn't write output: %s\n",
+					strerror(errno));
+				return 1;
+			}
 			return 0;
 		default:
 			usage(stderr, argv[0]);
@@ -151,5 +156,15 @@ int main(int argc, char **argv)
 	rc = _stp_run(m, &o);
 	fflush(stdout);
 	dlclose(handle);
+	if (_stp_transport_reader_gone()) {
+		/* everything is cleaned up: now end as a writer to a closed
+		 * pipe does */
+		sigset_t pipe;
+		sigemptyset(&pipe);
+		sigaddset(&pipe, SIGPIPE);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, &pipe, NULL);
+		raise(SIGPIPE);
+	}
 	return rc;
 }

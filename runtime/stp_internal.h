@@ -32,6 +32,9 @@ void _stp_msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int _stp_transport_open(const char *output_file);
 void _stp_transport_close(void);
 int _stp_write_all(int fd, const char *buf, size_t len);
+/* Did the output end because its reader went away, with the caller's
+ * SIGPIPE at its default (so staprun should die of SIGPIPE)? */
+int _stp_transport_reader_gone(void);
 
 /* Regex: clear the last match (a new handler starts) and free the cache. */
 void _stp_regex_reset(void);

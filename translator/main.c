@@ -15,6 +15,7 @@
 #include "sdt.h"
 #include "sigstate.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,14 +349,60 @@ static int run_listing(struct session *s)
 	return 0;
 }
 
+/* ---- stdout: a write error is an error, with its cause ---- */
+
+static int stdout_errno; /* the first write error */
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
+{
+	size_t done = 0;
+	(void)cookie;
+	while (done < len) {
+		ssize_t n = write(STDOUT_FILENO, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!stdout_errno)
+				stdout_errno = n < 0 ? errno : EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+/* stdio forgets why a write failed; this stream remembers. */
+static void watch_stdout(void)
+{
+	static const cookie_io_functions_t io = { .write = stdout_write };
+	FILE *f = fopencookie(NULL, "w", io);
+	if (f) {
+		setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+		stdout = f;
+	}
+}
+
+/* Output that could not be written (a full disk, /dev/full) is an error,
+ * whatever else went well; a reader gone away (EPIPE) ends stap by SIGPIPE
+ * before this, unless the caller ignores SIGPIPE. */
+static int finish_stdout(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout) && !stdout_errno)
+		return rc;
+	fprintf(stderr, "ERROR: couldn't write output: %s\n",
+		strerror(stdout_errno ? stdout_errno : EIO));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct session *s = &the_session;
 
 	_stp_signals_save();
+	watch_stdout();
 	switch (options_parse(s, argc, argv)) {
 	case OPTIONS_EXIT0:
-		return 0;
+		return finish_stdout(0);
 	case OPTIONS_EXIT1:
 		return 1;
 	case OPTIONS_RUN:
@@ -370,7 +417,7 @@ int main(int argc, char **argv)
 	if (driver_make_tmpdir(s))
 		return 1;
 	int rc = s->listing ? run_listing(s) : run_passes(s);
-	fflush(stdout);
+	rc = finish_stdout(rc);
 	driver_remove_tmpdir(s);
 	return rc;
 }

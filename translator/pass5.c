@@ -114,6 +114,12 @@ int pass5_run(struct session *s)
 		fprintf(stderr, "ERROR: waiting for %s: %s\n", s->staprun_path, strerror(errno));
 		return 1;
 	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+		/* its reader (ours too) went away: end the same way, quietly */
+		driver_remove_tmpdir(s);
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);
 	else
