@@ -39,7 +39,9 @@ struct _stp_probe;
 struct _stp_context {
 	const char *last_error;   /* NULL while all is well */
 	const char *last_stmt;    /* "identifier 'x' at file:1:2" */
-	int64_t actionremaining;  /* counts down from MAXACTION */
+	/* counts down from MAXACTION; volatile: a stop signal sets it to 0
+	 * to end a handler that runs long (runtime/interrupt.c) */
+	volatile int64_t actionremaining;
 	int nesting;              /* function call depth, for MAXNESTING; 0 in the handler body */
 	const struct _stp_probe *probe;
 	int aborted;              /* abort() or fatal: stop everything now */

@@ -80,8 +80,14 @@ int _stp_transport_reader_gone(void)
 
 static void flush_out(void)
 {
-	if (_stp_outbuf.len && !out_failed &&
-	    _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len) < 0)
+	int rc = 0;
+
+	if (_stp_outbuf.len && !out_failed) {
+		_stp_output_writing = 1;
+		rc = _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len);
+		_stp_output_writing = 0;
+	}
+	if (rc < 0)
 		output_lost(errno);
 	_stp_outbuf.len = 0;
 	if (_stp_outbuf.buf)

@@ -90,23 +90,28 @@ static const char *plural(int n, const char *one, const char *many)
 
 /* ---- cleanup on signals during passes 1-4 ---- */
 
+/* Only async-signal-safe calls: the signal may come inside malloc or
+ * stdio, in any pass (pass 2 can run for minutes on a big binary). The
+ * compiler of pass 4 goes too. */
 static void cleanup_and_die(int sig)
 {
-	/* Not async-signal-safe in theory; we are about to exit anyway and a
-	 * leftover /tmp/stapXXXXXX is the worse outcome. */
+	if (driver_child_pid > 0)
+		kill(driver_child_pid, sig);
 	the_session.keep_tmp = 0;
-	driver_remove_tmpdir(&the_session);
+	driver_remove_tmpdir_now(&the_session);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
-/* A signal the caller ignores stays ignored (nohup, background jobs), as
- * it does for what stap runs. */
+/* As SystemTap, stap ends on these even where its caller ignores them
+ * (a background job's SIGINT); what it runs still gets the caller's
+ * dispositions (runtime/sigstate.h). SIGPIPE ignored stays ignored: a
+ * write to a closed pipe is then an error like another. */
 static void set_cleanup_signals(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		if (!_stp_signal_caller_ignored(sigs[i]))
+		if (sigs[i] != SIGPIPE || !_stp_signal_caller_ignored(SIGPIPE))
 			signal(sigs[i], cleanup_and_die);
 }
 

@@ -1,6 +1,7 @@
 /* Pass 5: run the compiled object with staprun, as SystemTap does: the
- * options that concern the run (-o, -T, -c, -x, -v) are passed on, SIGINT/SIGTERM/SIGHUP sent to
- * stap are forwarded, and stap's result is staprun's exit status. */
+ * options that concern the run (-o, -T, -c, -x, -v) are passed on,
+ * SIGINT/SIGTERM/SIGHUP sent to stap are forwarded, staprun gets SIGTERM
+ * if stap dies, and stap's result is staprun's exit status. */
 #include "session.h"
 #include "driver.h"
 #include "sigstate.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,8 +26,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(driver_child_pid, sig);
 }
 
-/* Off: back to the default. A signal the caller ignores is neither
- * forwarded nor reset: staprun inherits it ignored. */
+/* Off: back to the default. */
 static void set_forwarding(int on)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -39,8 +40,7 @@ static void set_forwarding(int on)
 		sa.sa_handler = SIG_DFL;
 	}
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (!_stp_signal_caller_ignored(sigs[i]))
-			sigaction(sigs[i], &sa, NULL);
+		sigaction(sigs[i], &sa, NULL);
 }
 
 static char **staprun_argv(struct session *s)
@@ -89,6 +89,7 @@ int pass5_run(struct session *s)
 	fflush(stderr);
 
 	set_forwarding(1);
+	pid_t self = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "ERROR: cannot start %s: %s\n", s->staprun_path, strerror(errno));
@@ -97,6 +98,11 @@ int pass5_run(struct session *s)
 	}
 	if (pid == 0) {
 		_stp_signals_restore_caller(); /* staprun and the -c command get it */
+		/* stap gone (even by SIGKILL): staprun ends as on SIGTERM, the
+		 * targets left as they were found */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != self)
+			_exit(1);
 		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
 			setenv("STAP_DCG_REPORT", "1", 1);
 		execv(argv[0], argv);
@@ -126,6 +132,14 @@ int pass5_run(struct session *s)
 		rc = 128 + WTERMSIG(status);
 	if (rc != 0)
 		fprintf(stderr, "WARNING: %s exited with status: %d\n", s->staprun_path, rc);
+	/* killed, it could not detach: its breakpoints stay in the -x
+	 * process (a -c command dies with it) */
+	if (WIFSIGNALED(status) && s->target_pid > 0)
+		fprintf(stderr,
+			"WARNING: %s was killed by signal %d (%s) while tracing process %ld, "
+			"which may be left with its breakpoints\n",
+			s->staprun_path, WTERMSIG(status), strsignal(WTERMSIG(status)),
+			s->target_pid);
 	free(argv);
 	return rc;
 }
