@@ -98,8 +98,10 @@ static struct pstate *pstate_of(struct _stp_pt_proc *p)
 	return *u;
 }
 
-/* The executable of pid and the start of its mapping at offset 0. */
-static void read_exe(pid_t pid, struct pstate *ps)
+/* The executable of pid and the start of its mapping at offset 0.
+ * Returns 0, or -errno when its memory map cannot be read (EMFILE, ...):
+ * then no probe can be placed at the right address. */
+static int read_exe(pid_t pid, struct pstate *ps)
 {
 	char path[64], line[PATH_MAX + 128];
 	ssize_t n;
@@ -121,7 +123,7 @@ static void read_exe(pid_t pid, struct pstate *ps)
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return;
+		return -errno;
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long lo, hi, off;
 		int pos = 0;
@@ -139,6 +141,7 @@ static void read_exe(pid_t pid, struct pstate *ps)
 		}
 	}
 	fclose(f);
+	return 0;
 }
 
 /* Does a probe's module name this executable? */
@@ -284,6 +287,54 @@ static void sem_restore_all(void)
 
 /* ---- .library probes: placed when the library is mapped ---- */
 
+/* ---- placement: a run none of whose probes can be placed fails ---- */
+
+/* Per probe: how often it was placed, and failed to be. */
+static unsigned *placed, *failed;
+
+static int is_placed_kind(const struct _stp_probe *p)
+{
+	return p->kind == STP_PROBE_PROCESS_FUNCTION || p->kind == STP_PROBE_PROCESS_RETURN;
+}
+
+static void count_placement(const struct _stp_probe *p, int rc)
+{
+	if (placed && p >= M->probes && p < M->probes + M->nprobes)
+		(rc < 0 ? failed : placed)[p - M->probes]++;
+}
+
+/* Has every probe to place (optional ones aside) failed, with none
+ * placed anywhere and none still waiting for its process or library? */
+static int none_placed(void)
+{
+	int any = 0;
+
+	for (int i = 0; placed && i < M->nprobes; i++) {
+		if (!is_placed_kind(&M->probes[i]) || M->probes[i].optional)
+			continue;
+		if (placed[i] || !failed[i])
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+static int placement_failed;
+
+/* After probes were placed: all failed ends the run with an error (said
+ * once; before the begin probes, the run does not start). */
+static void check_placement(void)
+{
+	if (placement_failed || !none_placed())
+		return;
+	placement_failed = 1;
+	_stp_msg_error("none of the script's probes could be placed");
+	if (_stp_session_state == STP_SESSION_RUNNING) {
+		_stp_error_count++;
+		_stp_exit(NULL);
+	}
+}
+
 static int add_probe(struct _stp_pt_proc *proc, const struct _stp_probe *p, uint64_t bias,
 		     struct _stp_pt_probe **out)
 {
@@ -291,6 +342,7 @@ static int add_probe(struct _stp_pt_proc *proc, const struct _stp_probe *p, uint
 	int rc = _stp_pt_probe_add(proc, p->addr + bias, ret ? NULL : on_hit, ret ? on_hit : NULL,
 				   (void *)p, out);
 
+	count_placement(p, rc);
 	if (rc < 0) {
 		_stp_msg_warn("couldn't place probe %s at 0x%llx: %s", p->pp,
 			      (unsigned long long)(p->addr + bias), strerror(-rc));
@@ -365,6 +417,7 @@ static void scan_libraries(struct _stp_pt_proc *proc)
 		ps->libs[j].seen = 0;
 	if (_stp_pt_each_library(proc, lib_loaded, &ls) < 0)
 		return;
+	check_placement();
 	for (size_t j = 0; j < ps->nlibs; j++) {
 		if (!ps->libs[j].seen) {
 			const struct _stp_probe *p = &M->probes[ps->libs[j].probe];
@@ -492,21 +545,28 @@ static int wants_kind(const struct pstate *ps, enum _stp_probe_kind a, enum _stp
 static void place_probes(struct _stp_pt_proc *proc)
 {
 	struct pstate *ps = pstate_of(proc);
+	int rc;
 
 	if (!ps)
 		return;
-	read_exe(_stp_pt_proc_pid(proc), ps);
+	rc = read_exe(_stp_pt_proc_pid(proc), ps);
 	ps->nlibs = 0; /* exec dropped every probe */
 	sem_forget(proc, 0);
 	for (int i = 0; i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
-		int ret = p->kind == STP_PROBE_PROCESS_RETURN;
 
-		if ((p->kind != STP_PROBE_PROCESS_FUNCTION && !ret) || p->library ||
-		    !ps_matches(p, ps))
+		if (!is_placed_kind(p) || p->library || !ps_matches(p, ps))
 			continue;
+		if (rc < 0) { /* no load address: say why, not a bad address */
+			count_placement(p, rc);
+			_stp_msg_warn("couldn't place probe %s: can't read the memory map of "
+				      "process %d: %s", p->pp, (int)_stp_pt_proc_pid(proc),
+				      strerror(-rc));
+			continue;
+		}
 		add_probe(proc, p, bias_of(p, ps), NULL);
 	}
+	check_placement();
 	if (wants_kind(ps, STP_PROBE_PROCESS_SYSCALL, STP_PROBE_PROCESS_SYSCALL_RETURN)) {
 		int rc = _stp_pt_syscalls(proc, on_syscall, NULL);
 		if (rc < 0)
@@ -633,6 +693,9 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		_stp_msg_error("process probes need a target process: use -c CMD or -x PID");
 		return -1;
 	}
+	placement_failed = 0;
+	placed = calloc((size_t)m->nprobes + 1, sizeof *placed);
+	failed = calloc((size_t)m->nprobes + 1, sizeof *failed);
 	libreal = calloc((size_t)m->nprobes + 1, sizeof *libreal);
 	for (int i = 0; libreal && i < m->nprobes; i++) {
 		const char *lib = m->probes[i].library;
@@ -693,7 +756,9 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	}
 	root_pid = _stp_pt_proc_pid(root);
 	_stp_target = root_pid;
-	return 0;
+	/* nothing placed before the begin probes: the run does not start
+	 * (_stp_proc_finish puts the target back) */
+	return placement_failed ? -1 : 0;
 }
 
 int _stp_proc_release(void)
@@ -748,4 +813,7 @@ void _stp_proc_finish(int verbose)
 		free(libreal[i]);
 	free(libreal);
 	libreal = NULL;
+	free(placed);
+	free(failed);
+	placed = failed = NULL;
 }

@@ -579,6 +579,7 @@ static void ev_exec(struct _stp_pt_thread *t)
 		return;
 	}
 	p->mm = _stp_pt_mm_new(p->pid);
+	p->mm_err = p->mm ? 0 : errno;
 	pt_debug("%d: exec", (int)p->pid);
 	if (p->follow && !s->detaching && s->cb.exec)
 		s->cb.exec(t, s->user);
@@ -1041,10 +1042,11 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		goto kill_child;
 	}
 	p = proc_new(s, pid);
+	errno = ENOMEM;
 	if (!p || !(t = thread_new(p, pid)) || !(p->mm = _stp_pt_mm_new(pid))) {
+		err = errno; /* EMFILE from /proc/PID/mem, say */
 		if (p)
 			proc_free(p);
-		err = ENOMEM;
 		goto kill_child;
 	}
 	p->hold = 1;
@@ -1213,12 +1215,13 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 	} while (added);
 	/* the memory through the leader, else a live thread (a leader that
 	 * called pthread_exit has none; threads may end meanwhile) */
+	errno = EACCES;
 	if (!proc_is_zombie(pid))
 		p->mm = _stp_pt_mm_new(pid);
 	for (struct _stp_pt_thread *t = p->threads; t && !p->mm; t = t->next)
 		p->mm = _stp_pt_mm_new(t->tid);
 	if (!p->mm) {
-		rc = p->threads ? -EACCES : -ESRCH;
+		rc = p->threads ? -errno : -ESRCH;
 		goto fail;
 	}
 	if ((rc = _stp_pt_stop_all(p)) < 0)

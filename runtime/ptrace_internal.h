@@ -120,6 +120,7 @@ struct _stp_pt_proc {
 	int hold;	     /* keep stopped threads stopped (until resume) */
 	int stopping;	     /* stop-all in progress: only collect events */
 	int follow;	     /* a traced process (not one being released) */
+	int mm_err;	     /* why mm is NULL after an exec (errno), 0: gone */
 	int release_on_exec; /* a vfork child traced only until it execs */
 	int report_threads;  /* attached: thread_start for each at resume */
 	int leader_status, leader_gone;

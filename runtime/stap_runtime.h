@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STP_ABI_VERSION 2
+#define STP_ABI_VERSION 3
 
 /* ---- values ---- */
 
@@ -286,6 +286,9 @@ struct _stp_probe {
 	uint64_t semaphore;
 	/* pn(): the script-level point (an alias's name); NULL: pp */
 	const char *pn;
+	/* written with ? (itself or an alias that led to it): a run where it
+	 * cannot be placed does not fail for it */
+	int optional;
 };
 
 struct _stp_module {
