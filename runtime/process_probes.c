@@ -36,6 +36,7 @@ struct libplace {
 /* Per traced process: what it runs and where it is loaded. */
 struct pstate {
 	char exe[PATH_MAX];
+	struct _stp_fileid exeid; /* the image it runs */
 	uint64_t base; /* start of the executable's mapping at file offset 0 */
 	char comm[17]; /* its name (execname() after it is gone) */
 	int syscalls;  /* system call stops are on */
@@ -49,6 +50,11 @@ struct pstate {
 };
 
 static struct pstate *all_pstates;
+
+/* Per probe: the image its module and its library are (the translator
+ * names a -x process's image by /proc/PID/exe or map_files when the file
+ * at the path is another one now). */
+static struct _stp_fileid *modid, *libid;
 
 /* realpath of each probe's library (NULL: not a .library probe). */
 static char **libreal;
@@ -112,6 +118,7 @@ static int read_exe(pid_t pid, struct pstate *ps)
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	n = readlink(path, ps->exe, sizeof ps->exe - 1);
 	ps->exe[n > 0 ? n : 0] = '\0';
+	_stp_fileid_of(path, &ps->exeid);
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
 	f = fopen(path, "re");
 	ps->comm[0] = '\0';
@@ -144,16 +151,21 @@ static int read_exe(pid_t pid, struct pstate *ps)
 	return 0;
 }
 
-/* Does a probe's module name this executable? */
-static int module_matches(const struct _stp_probe *p, const char *exe)
+/* Does a probe's module name the executable of ps? By identity where
+ * both are known (a path now naming another file is another program),
+ * else by path. */
+static int module_matches(const struct _stp_probe *p, const struct pstate *ps)
 {
 	char real[PATH_MAX];
+	const struct _stp_fileid *id = modid ? &modid[p - M->probes] : NULL;
 
 	if (!p->module || !*p->module)
 		return 1;
-	if (!strcmp(p->module, exe))
+	if (id && id->ok && ps->exeid.ok)
+		return _stp_fileid_same(id, &ps->exeid);
+	if (!strcmp(p->module, ps->exe))
 		return 1;
-	return realpath(p->module, real) && !strcmp(real, exe);
+	return realpath(p->module, real) && !strcmp(real, ps->exe);
 }
 
 /* Is probe p for the process of ps? */
@@ -161,7 +173,7 @@ static int ps_matches(const struct _stp_probe *p, const struct pstate *ps)
 {
 	if (ps->launcher && (!p->module || !*p->module))
 		return 0;
-	return module_matches(p, ps->exe);
+	return module_matches(p, ps);
 }
 
 static uint64_t bias_of(const struct _stp_probe *p, const struct pstate *ps)
@@ -364,19 +376,44 @@ struct libscan {
 	struct pstate *ps;
 };
 
+/* Is the library loaded as name (real: its realpath, NULL when it is gone
+ * from the disk) the one probe i was resolved against? By identity where
+ * known (loaded: found in the maps once needed), else by path. */
+static int lib_matches(int i, pid_t pid, const char *name, const char *real,
+		       struct _stp_fileid *loaded, int *looked)
+{
+	int known = libid && libid[i].ok;
+
+	if (known && !*looked) {
+		_stp_fileid_mapped(pid, real ? real : name, loaded);
+		*looked = 1;
+	}
+	if (known && loaded->ok)
+		return _stp_fileid_same(&libid[i], loaded);
+	return real && !strcmp(libreal[i], real);
+}
+
 static void lib_loaded(const char *name, uint64_t bias, void *data)
 {
 	struct libscan *ls = data;
 	struct pstate *ps = ls->ps;
-	char real[PATH_MAX];
+	struct _stp_fileid loaded = { 0, 0, 0 };
+	char buf[PATH_MAX], *real;
+	int looked = 0;
 
-	if (!name || !*name || !realpath(name, real))
+	if (!name || !*name)
 		return;
+	real = realpath(name, buf);
 	for (int i = 0; i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
 		size_t j;
 
-		if (!libreal[i] || strcmp(libreal[i], real) || !ps_matches(p, ps))
+		/* the maps are read only for a candidate: the same path, or a
+		 * probe resolved against a process's image of a library */
+		if (!libreal[i] ||
+		    (strcmp(libreal[i], real ? real : name) && strncmp(libreal[i], "/proc/", 6)) ||
+		    !ps_matches(p, ps) ||
+		    !lib_matches(i, _stp_pt_proc_pid(ls->proc), name, real, &loaded, &looked))
 			continue;
 		for (j = 0; j < ps->nlibs; j++)
 			if (ps->libs[j].probe == i && ps->libs[j].bias == bias)
@@ -697,6 +734,12 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	placed = calloc((size_t)m->nprobes + 1, sizeof *placed);
 	failed = calloc((size_t)m->nprobes + 1, sizeof *failed);
 	libreal = calloc((size_t)m->nprobes + 1, sizeof *libreal);
+	modid = calloc((size_t)m->nprobes + 1, sizeof *modid);
+	libid = calloc((size_t)m->nprobes + 1, sizeof *libid);
+	for (int i = 0; modid && libid && i < m->nprobes; i++) {
+		_stp_fileid_of(m->probes[i].module, &modid[i]);
+		_stp_fileid_of(m->probes[i].library, &libid[i]);
+	}
 	for (int i = 0; libreal && i < m->nprobes; i++) {
 		const char *lib = m->probes[i].library;
 		if (lib && *lib)
@@ -816,4 +859,7 @@ void _stp_proc_finish(int verbose)
 	free(placed);
 	free(failed);
 	placed = failed = NULL;
+	free(modid);
+	free(libid);
+	modid = libid = NULL;
 }
