@@ -216,13 +216,26 @@ static int c_integer(const char *p)
 }
 
 /* A -D value is pasted into the C as a macro body: an identifier there
- * could rename a runtime function or a keyword, which is embedded C by
- * another name, so anything but an integer needs guru mode. */
+ * could rename a runtime function, an enum constant or a keyword, which
+ * is embedded C by another name. So without guru mode a value is an
+ * integer, except for the knobs the tapset turns into text. */
+static const char *const text_defines[] = { "STP_DCG_MECHANISM", NULL };
+
+static int define_allowed(const struct session *s, const struct define *d)
+{
+	if (s->guru || !d->value || c_integer(d->value))
+		return 1;
+	for (int i = 0; text_defines[i]; i++)
+		if (!strcmp(d->name, text_defines[i]))
+			return 1;
+	return 0;
+}
+
 static int defines_allowed(const struct session *s)
 {
 	const struct define *d;
 	vec_foreach (const struct define *, d, &s->defines)
-		if (!s->guru && d->value && !c_integer(d->value)) {
+		if (!define_allowed(s, d)) {
 			fprintf(stderr,
 				"ERROR: -D %s=%s: only an integer value is allowed without -g "
 				"(guru mode)\n",
