@@ -71,8 +71,8 @@ static void print_chain(FILE *f, const struct token *tok, const char *prefix)
 	}
 }
 
-/* A message may quote names from probed binaries: a newline or terminal
- * control byte in one must not forge output. */
+/* A semantic error or warning may quote names from probed binaries: a
+ * newline or terminal control byte in one must not forge output. */
 static void print_msg(FILE *f, const char *label, const char *msg)
 {
 	char *v = esc_visible(msg);
@@ -90,8 +90,8 @@ static void parse_error(const struct token *tok, const char *label,
 		free(msg);
 		return;
 	}
-	print_msg(stderr, "parse error: ", msg);
-	fputc('\n', stderr);
+	/* pass 1 reads no binary, and some of its messages are two lines */
+	fprintf(stderr, "parse error: %s\n", msg);
 	free(msg);
 	if (tok && tok->type == TOK_EOF) {
 		char *name = esc_visible(tok->loc.file ? tok->loc.file->name : "");
