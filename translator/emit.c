@@ -133,13 +133,11 @@ const char *emit_fname(const struct functiondecl *f)
 	return emit_ident(dup ? xasprintf("f%d", idx) : "f", f->name);
 }
 
-/* The frames of function F: its C name with 'F' for 'f' (a suffix could
- * meet another function's name). */
+/* The frames of function F: "x" and its C name (a suffix could meet
+ * another function's name, and F_ names are libc's macros). */
 const char *emit_frames(const struct functiondecl *f)
 {
-	char *n = xstrdup(emit_fname(f));
-	n[0] = 'F';
-	return n;
+	return xasprintf("x%s", emit_fname(f));
 }
 
 /* ---- globals ---- */
