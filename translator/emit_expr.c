@@ -508,7 +508,7 @@ static void call(struct emitter *E, const struct expr *e)
 	}
 	emit_raw(E, "if (__builtin_expect(c->nesting >= MAXNESTING, 0)) ");
 	emit_fail(E, "\"MAXNESTING exceeded\"", f->tok);
-	emit_raw(E, " struct %s_locals *f%d = &%s_frames[c->nesting]; %s", fn, id, fn,
+	emit_raw(E, " struct %s_locals *f%d = &%s[c->nesting]; %s", fn, id, emit_frames(f),
 		 sb_str(&copy));
 	const char *t = NULL;
 	if (f->type == T_STRING) {

@@ -201,6 +201,50 @@ static int add_define(struct session *s, const char *arg)
 	return 0;
 }
 
+/* A C integer constant: -?(0x[0-9a-f]+|[0-9]+)[ul]*, any case. */
+static int c_integer(const char *p)
+{
+	if (*p == '-')
+		p++;
+	const char *digits = "0123456789";
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		p += 2;
+		digits = "0123456789abcdefABCDEF";
+	}
+	size_t n = strspn(p, digits);
+	return n > 0 && p[n + strspn(p + n, "uUlL")] == 0;
+}
+
+/* A -D value is pasted into the C as a macro body: an identifier there
+ * could rename a runtime function, an enum constant or a keyword, which
+ * is embedded C by another name. So without guru mode a value is an
+ * integer, except for the knobs the tapset turns into text. */
+static const char *const text_defines[] = { "STP_DCG_MECHANISM", NULL };
+
+static int define_allowed(const struct session *s, const struct define *d)
+{
+	if (s->guru || !d->value || c_integer(d->value))
+		return 1;
+	for (int i = 0; text_defines[i]; i++)
+		if (!strcmp(d->name, text_defines[i]))
+			return 1;
+	return 0;
+}
+
+static int defines_allowed(const struct session *s)
+{
+	const struct define *d;
+	vec_foreach (const struct define *, d, &s->defines)
+		if (!define_allowed(s, d)) {
+			fprintf(stderr,
+				"ERROR: -D %s=%s: only an integer value is allowed without -g "
+				"(guru mode)\n",
+				d->name, d->value);
+			return 0;
+		}
+	return 1;
+}
+
 static int add_gset(struct session *s, const char *arg)
 {
 	if (!gset_ok(arg)) {
@@ -457,6 +501,8 @@ enum options_result options_parse(struct session *s, int argc, char **argv)
 		fputs("You can't specify -c and -x options together.\n", stderr);
 		return bad_usage();
 	}
+	if (!defines_allowed(s))
+		return OPTIONS_EXIT1;
 	if (s->warnings_as_errors && s->suppress_warnings) {
 		/* SystemTap lets -w win; so do we */
 		s->warnings_as_errors = 0;

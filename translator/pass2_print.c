@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "elaborate.h"
+#include "escape.h"
 
 static void put_type(struct strbuf *b, enum exp_type t)
 {
@@ -159,19 +160,25 @@ static void print_functions(struct session *s, struct strbuf *out)
 
 static void print_probe(struct session *s, struct strbuf *out, struct derived_probe *dp)
 {
-	char *pp = dp_full_pp(dp);
+	/* names from probed binaries: shown, control bytes escaped */
+	char *raw = dp_full_pp(dp), *pp = esc_visible(raw);
+	free(raw);
 	sb_puts(out, pp);
 	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN) {
 		/* SystemTap's probes at an address: where in the file (a
 		 * fixed-address executable's offset from its start), and the
 		 * resolved point in place of the alias chain */
-		char *from = dp_full_from(dp);
+		raw = dp_full_from(dp);
+		char *from = esc_visible(raw);
+		free(raw);
 		sb_printf(out, " /* pc=%s+0x%llx */ /* <- %s */\n",
 			  dp->module_base ? ".absolute" : ".dynamic",
 			  (unsigned long long)(dp->addr - dp->module_base), from);
 		free(from);
 	} else {
-		sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
+		char *from = esc_visible(dp->alias_pp ? dp->alias_pp : dp->pp);
+		sb_printf(out, " /* <- %s */\n", from);
+		free(from);
 	}
 	free(pp);
 	if (dp->probe->locals.n) {
