@@ -197,6 +197,9 @@ void elab_warn_unused(struct elab *c);
  * (elaborate_fold.c). UNOPTIMIZED (-u): a statement folded away becomes
  * S_NULL. elab_fold_unoptimized() does every body and function. */
 int elab_fold(struct stmt *body, int unoptimized);
+/* Whether function FD may pass a call on to the next overload (`next`,
+ * or STAP_NEXT in embedded C). */
+int elab_may_next(const struct functiondecl *fd);
 void elab_fold_unoptimized(struct elab *c);
 /* Before anything else: if-statements deciding on @defined(...) keep only
  * the branch taken, so the other may use what does not resolve. */

@@ -75,10 +75,15 @@ static int pure_expr_cb(struct expr *e, void *arg)
 		if (!e->print_to_string)
 			pw->pure = 0;
 		break;
-	case E_CALL:
-		if (!e->func || !fn_pure(pw->el, e->func))
+	case E_CALL: {
+		struct functiondecl *fd;
+		if (!e->func)
 			pw->pure = 0;
+		vec_foreach (struct functiondecl *, fd, &e->referents)
+			if (pw->pure && !fn_pure(pw->el, fd))
+				pw->pure = 0;
 		break;
+	}
 	case E_EMBEDDED:
 		if (!e->str || !strstr(e->str, "/* pure */"))
 			pw->pure = 0;
@@ -440,10 +445,47 @@ static void drop_unused_locals(struct vec *locals)
 static int mark_calls(struct expr *e, void *arg)
 {
 	struct vec *reached = arg;
-	if (e->kind == E_CALL && e->func && !in_vec(reached, e->func)) {
-		vec_push(reached, e->func);
-		walk_stmt(e->func->body, NULL, mark_calls, reached);
-	}
+	struct functiondecl *fd;
+	if (e->kind != E_CALL)
+		return 0;
+	vec_foreach (struct functiondecl *, fd, &e->referents)
+		if (!in_vec(reached, fd)) {
+			vec_push(reached, fd);
+			walk_stmt(fd->body, NULL, mark_calls, reached);
+		}
+	return 0;
+}
+
+/* ---- overloads no `next` can reach ---- */
+
+static int next_stmt_cb(struct stmt *s, void *arg)
+{
+	if (s->kind == S_NEXT)
+		*(int *)arg = 1;
+	return *(int *)arg;
+}
+
+int elab_may_next(const struct functiondecl *fd)
+{
+	if (fd->body && fd->body->kind == S_EMBEDDED)
+		return fd->body->code && strstr(fd->body->code, "STAP_NEXT");
+	int found = 0;
+	walk_stmt(fd->body, next_stmt_cb, NULL, &found);
+	return found;
+}
+
+/* As SystemTap's optimizer: the overloads after one that never says
+ * `next` never run, and go. */
+static int prune_call(struct expr *e, void *arg)
+{
+	struct el *el = arg;
+	if (e->kind != E_CALL)
+		return 0;
+	for (int i = 0; i + 1 < e->referents.n; i++)
+		if (!elab_may_next(e->referents.v[i])) {
+			e->referents.n = i + 1;
+			el->changed = 1;
+		}
 	return 0;
 }
 
@@ -584,6 +626,12 @@ void elab_elide(struct elab *c, int after_types)
 				el.changed |= elab_fold(p->body, 0);
 			vec_foreach (struct functiondecl *, fd, &c->s->functions)
 				el.changed |= elab_fold(fd->body, 0);
+		}
+		if (after_types) {
+			vec_foreach (struct probe *, p, &c->bodies)
+				walk_stmt(p->body, NULL, prune_call, &el);
+			vec_foreach (struct functiondecl *, fd, &c->s->functions)
+				walk_stmt(fd->body, NULL, prune_call, &el);
 		}
 		vec_foreach (struct probe *, p, &c->bodies) {
 			el.mult = sharing(c, p);

@@ -257,11 +257,9 @@ static void infer_ternary(struct tctx *tc, struct expr *e, enum exp_type t)
 	}
 }
 
-static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
+/* The arguments of a call against the parameters of one overload. */
+static void call_args(struct tctx *tc, struct expr *e, struct functiondecl *fd)
 {
-	struct functiondecl *fd = e->func;
-	if (!fd)
-		return;
 	for (int i = 0; i < e->args.n && i < fd->formals.n; i++) {
 		struct vardecl *f = fd->formals.v[i];
 		struct expr *a = e->args.v[i];
@@ -284,22 +282,51 @@ static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
 		if (before == T_UNKNOWN && f->type != T_UNKNOWN)
 			f->type_tok = slot_tok;
 	}
+}
+
+/* A call takes the type of the first overload that has one; the others
+ * must agree (an untyped one takes it, as a return value). */
+static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	struct functiondecl *fd = e->func, *typed = NULL;
+	if (!fd)
+		return;
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		call_args(tc, e, fd);
+		if (!typed && fd->type != T_UNKNOWN)
+			typed = fd;
+	}
+	fd = e->func;
 	/* The context gives a function its type only when nothing else
 	 * does (a round where nothing else was inferred). */
-	if (fd->type == T_UNKNOWN && t != T_UNKNOWN && t != T_STATS && tc->c->context_calls) {
+	if (!typed && t != T_UNKNOWN && t != T_STATS && tc->c->context_calls) {
 		fd->type = t;
 		fd->type_tok = e->tok;
 		tc->c->context_calls = 0;
 		set_changed(tc);
+		typed = fd;
 	}
-	if (e->type != fd->type) {
-		e->type = fd->type;
+	if (typed && e->type != typed->type) {
+		e->type = typed->type;
 		set_changed(tc);
 	}
-	if (t != T_UNKNOWN && e->type != T_UNKNOWN && e->type != t && first_report(e)) {
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		if (fd == typed || e->type == T_UNKNOWN)
+			continue;
+		if (fd->type == T_UNKNOWN) {
+			fd->type = e->type;
+			fd->type_tok = e->tok;
+			set_changed(tc);
+		} else if (fd->type != e->type && first_report(e)) {
+			elab_error(tc->c, e->tok, "type mismatch (%s)", tn(e->type));
+			elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
+				   "type was first inferred here (%s)", tn(fd->type));
+		}
+	}
+	if (t != T_UNKNOWN && typed && e->type != t && first_report(e)) {
 		elab_error(tc->c, e->tok, "type mismatch (%s)", tn(t));
-		elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
-			   "type was first inferred here (%s)", tn(fd->type));
+		elab_error(tc->c, typed->type_tok ? typed->type_tok : typed->tok,
+			   "type was first inferred here (%s)", tn(typed->type));
 	}
 }
 
