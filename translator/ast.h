@@ -260,6 +260,10 @@ struct probe {
 	/* pass 2: derived from which alias / which point */
 	const struct probe_point *derived_from;
 	int id;
+	/* pass 2 scratch (elab_count_derived): listed in the elaborator's
+	 * bodies; how many derived probes have this body, the first's pp */
+	int in_bodies, nderived;
+	const char *first_pp;
 };
 
 struct probe_alias {

@@ -91,12 +91,25 @@ void elab_pull_file(struct elab *c, int i)
 static void collect_bodies(struct elab *c)
 {
 	struct derived_probe *dp;
-	vec_foreach (struct derived_probe *, dp, &c->s->probes) {
-		int seen = 0;
-		for (int i = c->bodies.n - 1; i >= 0 && !seen; i--)
-			seen = c->bodies.v[i] == dp->probe;
-		if (!seen)
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
+		if (!dp->probe->in_bodies) {
+			dp->probe->in_bodies = 1;
 			vec_push(&c->bodies, dp->probe);
+		}
+}
+
+/* In one pass, not per body: alias expansion can make many thousands. */
+void elab_count_derived(struct elab *c)
+{
+	struct probe *p;
+	vec_foreach (struct probe *, p, &c->bodies) {
+		p->nderived = 0;
+		p->first_pp = NULL;
+	}
+	struct derived_probe *dp;
+	vec_foreach (struct derived_probe *, dp, &c->s->probes) {
+		if (!dp->probe->nderived++)
+			dp->probe->first_pp = dp->pp;
 	}
 }
 

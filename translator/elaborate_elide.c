@@ -545,14 +545,11 @@ static void drop_empty_probes(struct el *el)
 	}
 	ps->n = k;
 	/* Keep only bodies still in use. */
+	elab_count_derived(c);
 	k = 0;
-	for (int i = 0; i < c->bodies.n; i++) {
-		int used = 0;
-		for (int j = 0; j < ps->n && !used; j++)
-			used = ((struct derived_probe *)ps->v[j])->probe == c->bodies.v[i];
-		if (used)
+	for (int i = 0; i < c->bodies.n; i++)
+		if (((struct probe *)c->bodies.v[i])->nderived)
 			c->bodies.v[k++] = c->bodies.v[i];
-	}
 	c->bodies.n = k;
 }
 
@@ -594,13 +591,11 @@ static void flatten_body(struct stmt *body)
 		body->stmts.v[i] = flatten(body->stmts.v[i]);
 }
 
+/* Derived probes sharing P's body (elab_count_derived first). */
 static int sharing(struct elab *c, struct probe *p)
 {
-	int n = 0;
-	struct derived_probe *dp;
-	vec_foreach (struct derived_probe *, dp, &c->s->probes)
-		n += dp->probe == p;
-	return n ? n : 1;
+	(void)c;
+	return p->nderived ? p->nderived : 1;
 }
 
 void elab_elide(struct elab *c, int after_types)
@@ -614,6 +609,7 @@ void elab_elide(struct elab *c, int after_types)
 	for (el.round = after_types; el.round < 50; el.round++) {
 		el.changed = 0;
 		elab_count_uses(c);
+		elab_count_derived(c);
 		if (el.round == 0) {
 			vec_foreach (struct probe *, p, &c->bodies)
 				warn_never_assigned(&el, &p->locals, sharing(c, p));

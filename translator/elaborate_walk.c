@@ -134,6 +134,7 @@ struct probe *elab_copy_probe(const struct probe *p, struct stmt *body)
 
 	*n = *p;
 	memset(&n->locals, 0, sizeof n->locals);
+	n->in_bodies = n->nderived = 0;
 	n->body = body;
 	return n;
 }

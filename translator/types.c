@@ -414,10 +414,14 @@ static void target_errors(struct tctx *tc, struct expr *e, enum exp_type t)
 	unresolved(tc, e);
 }
 
+/* Expressions visited, for the bound on rounds. */
+static long visits;
+
 static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 {
 	if (!e || tc->abort)
 		return;
+	visits++;
 	struct expr *a;
 	switch (e->kind) {
 	case E_NUMBER:
@@ -680,12 +684,9 @@ static void walk_all(struct elab *c)
 	}
 	tc.fn = NULL;
 	struct probe *p;
+	elab_count_derived(c);
 	vec_foreach (struct probe *, p, &c->bodies) {
-		tc.dp_pp = NULL;
-		struct derived_probe *d;
-		vec_foreach (struct derived_probe *, d, &c->s->probes)
-			if (d->probe == p && !tc.dp_pp)
-				tc.dp_pp = d->pp;
+		tc.dp_pp = p->first_pp;
 		tc.abort = 0;
 		infer_stmt(&tc, p->body);
 	}
@@ -722,9 +723,17 @@ void elab_infer_types(struct elab *c)
 	reported.n = 0;
 	/* Collect the bodies again: elision may have removed probes. */
 	init_decl_types(c);
-	for (int round = 0; round < 100; round++) {
+	/* Until nothing changes, as SystemTap: a round that changes
+	 * something types at least one more expression or declaration, so
+	 * the expressions of one walk (and as many declarations) bound the
+	 * rounds; a long chain typed backwards needs them all. */
+	long rounds = 2;
+	for (long round = 0; round < rounds; round++) {
+		visits = 0;
 		c->changed = 0;
 		walk_all(c);
+		if (round == 0)
+			rounds = 2 * visits + 2;
 		if (c->changed)
 			continue;
 		c->context_calls = 1;
