@@ -15,8 +15,8 @@ struct el {
 	int round;
 	int changed;
 	int mult;	       /* derived probes sharing the body walked */
-	struct vec pure_fns;   /* functiondecl * known pure */
-	struct vec impure_fns; /* functiondecl * known impure or in progress */
+	struct vec impure_fns; /* functiondecl *: find_impure's verdict */
+	struct vec warned_fns; /* functiondecl * reported side-effect free */
 };
 
 /* ---- purity ---- */
@@ -31,21 +31,12 @@ static int in_vec(struct vec *v, void *p)
 
 static int stmt_pure(struct el *el, struct stmt *s);
 
+/* After find_impure: a function is pure unless it or a function it may
+ * call has a side effect (so a recursion with none is pure, as for
+ * SystemTap). */
 static int fn_pure(struct el *el, struct functiondecl *fd)
 {
-	if (in_vec(&el->pure_fns, fd))
-		return 1;
-	if (in_vec(&el->impure_fns, fd))
-		return 0;
-	if (fd->body && fd->body->kind == S_EMBEDDED)
-		return fd->body->code && strstr(fd->body->code, "/* pure */");
-	vec_push(&el->impure_fns, fd); /* recursion: assume the worst */
-	int pure = stmt_pure(el, fd->body);
-	if (pure) {
-		el->impure_fns.n--;
-		vec_push(&el->pure_fns, fd);
-	}
-	return pure;
+	return !in_vec(&el->impure_fns, fd);
 }
 
 struct pure_walk {
@@ -117,6 +108,28 @@ static int expr_pure(struct el *el, struct expr *e)
 	struct pure_walk pw = {el, 0, 1};
 	walk_expr(e, pure_expr_cb, &pw);
 	return pw.pure;
+}
+
+/* The impure functions, to a fixed point: each pass judges the bodies
+ * with the callees found impure so far. */
+static void find_impure(struct el *el)
+{
+	struct functiondecl *fd;
+	el->impure_fns.n = 0;
+	for (int more = 1; more;) {
+		more = 0;
+		vec_foreach (struct functiondecl *, fd, &el->c->s->functions) {
+			if (in_vec(&el->impure_fns, fd))
+				continue;
+			int pure = fd->body && fd->body->kind == S_EMBEDDED
+					   ? fd->body->code && strstr(fd->body->code, "/* pure */")
+					   : stmt_pure(el, fd->body);
+			if (!pure) {
+				vec_push(&el->impure_fns, fd);
+				more = 1;
+			}
+		}
+	}
 }
 
 /* ---- reads and writes ---- */
@@ -408,9 +421,12 @@ static int reduce_stmt(struct el *el, struct stmt *s)
 		}
 		return 0;
 	case S_FOR:
+		/* As SystemTap: a loop with an empty body, no initializer
+		 * and no increment goes, even one that would never end. */
 		if (reduce_stmt(el, s->body))
 			s->body = stmt_new(S_BLOCK, s->tok);
-		return 0;
+		return empty_stmt(s->body) && !s->init && !s->incr &&
+		       (!s->cond || expr_pure(el, s->cond));
 	case S_TRY:
 		/* An unread catch variable is dropped. */
 		if (s->catch_var && s->catch_var->var && !s->catch_var->var->read) {
@@ -610,6 +626,7 @@ void elab_elide(struct elab *c, int after_types)
 		el.changed = 0;
 		elab_count_uses(c);
 		elab_count_derived(c);
+		find_impure(&el);
 		if (el.round == 0) {
 			vec_foreach (struct probe *, p, &c->bodies)
 				warn_never_assigned(&el, &p->locals, sharing(c, p));
@@ -648,8 +665,13 @@ void elab_elide(struct elab *c, int after_types)
 			flatten_body(fd->body);
 			if (fd->body && fd->body->kind == S_BLOCK)
 				reduce_block(&el, fd->body);
+			if (!after_types && empty_stmt(fd->body) && !in_vec(&el.warned_fns, fd)) {
+				vec_push(&el.warned_fns, fd);
+				if (!in_tapset(&el, fd->tok))
+					elab_warning(c, fd->tok, "side-effect-free function '%s'",
+						     fd->name);
+			}
 		}
-		el.pure_fns.n = el.impure_fns.n = 0;
 		drop_empty_probes(&el);
 		drop_unused_functions(&el);
 		elab_count_uses(c);
@@ -665,6 +687,6 @@ void elab_elide(struct elab *c, int after_types)
 		flatten_body(p->body);
 	vec_foreach (struct functiondecl *, fd, &c->s->functions)
 		flatten_body(fd->body);
-	free(el.pure_fns.v);
 	free(el.impure_fns.v);
+	free(el.warned_fns.v);
 }
