@@ -15,6 +15,7 @@ struct el {
 	int round;
 	int changed;
 	int mult;	       /* derived probes sharing the body walked */
+	struct functiondecl *fn; /* the function whose body is walked */
 	struct vec impure_fns; /* functiondecl *: find_impure's verdict */
 	struct vec warned_fns; /* functiondecl * reported side-effect free */
 };
@@ -37,6 +38,59 @@ static int stmt_pure(struct el *el, struct stmt *s);
 static int fn_pure(struct el *el, struct functiondecl *fd)
 {
 	return !in_vec(&el->impure_fns, fd);
+}
+
+/* Whether call E may (through other calls) run FN. */
+static int reach_cb(struct expr *e, void *arg);
+struct reach {
+	struct functiondecl *target;
+	struct vec seen;
+	int found;
+};
+
+static int reach_cb(struct expr *e, void *arg)
+{
+	struct reach *r = arg;
+	struct functiondecl *fd;
+	if (e->kind != E_CALL || r->found)
+		return r->found;
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		if (fd == r->target)
+			r->found = 1;
+		if (r->found || in_vec(&r->seen, fd))
+			continue;
+		vec_push(&r->seen, fd);
+		walk_stmt(fd->body, NULL, reach_cb, r);
+	}
+	return r->found;
+}
+
+static int call_reaches(struct expr *e, struct functiondecl *fn)
+{
+	struct reach r = {fn, {0}, 0};
+	reach_cb(e, &r);
+	free(r.seen.v);
+	return r.found;
+}
+
+static int local_lvalue(const struct expr *e);
+
+static int own_write_cb(struct expr *e, void *arg)
+{
+	if ((e->kind == E_ASSIGN || e->kind == E_PRE_INC || e->kind == E_POST_INC) &&
+	    local_lvalue(e->left))
+		*(int *)arg = 1;
+	return *(int *)arg;
+}
+
+/* As SystemTap sees it, a recursive call writes the caller's own locals
+ * (the same declarations): such a call is no side-effect-free statement
+ * in the function itself. */
+static int writes_own_locals(struct functiondecl *fn)
+{
+	int found = 0;
+	walk_stmt(fn->body, NULL, own_write_cb, &found);
+	return found;
 }
 
 struct pure_walk {
@@ -73,6 +127,9 @@ static int pure_expr_cb(struct expr *e, void *arg)
 		vec_foreach (struct functiondecl *, fd, &e->referents)
 			if (pw->pure && !fn_pure(pw->el, fd))
 				pw->pure = 0;
+		if (pw->pure && !pw->in_function && pw->el->fn && writes_own_locals(pw->el->fn) &&
+		    call_reaches(e, pw->el->fn))
+			pw->pure = 0;
 		break;
 	}
 	case E_EMBEDDED:
@@ -657,14 +714,17 @@ void elab_elide(struct elab *c, int after_types)
 		vec_foreach (struct probe *, p, &c->bodies) {
 			el.mult = sharing(c, p);
 			flatten_body(p->body);
+			el.fn = NULL;
 			if (p->body && p->body->kind == S_BLOCK)
 				reduce_block(&el, p->body);
 		}
 		vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 			el.mult = 1;
 			flatten_body(fd->body);
+			el.fn = fd;
 			if (fd->body && fd->body->kind == S_BLOCK)
 				reduce_block(&el, fd->body);
+			el.fn = NULL;
 			if (!after_types && empty_stmt(fd->body) && !in_vec(&el.warned_fns, fd)) {
 				vec_push(&el.warned_fns, fd);
 				if (!in_tapset(&el, fd->tok))
