@@ -403,10 +403,16 @@ void _stp_dcg_finish(int verbose)
 	if (used && (verbose >= 1 || (rep && *rep == '1'))) {
 		if (btf == -2)
 			btf = mech == MECH_BLOCKSTEP ? _stp_pt_blockstep_honoured() : -1;
-		char how[96];
-		if (mech == MECH_BREAKPOINT)
+		char how[128];
+		uint64_t rearms = 0, sites = _stp_dcg_sites_placed(&rearms);
+		if (mech == MECH_BREAKPOINT && rearms)
+			snprintf(how, sizeof how,
+				 " (int3 at %" PRIu64 " calls, returns and jumps, armed again %" PRIu64
+				 " times)",
+				 sites, rearms);
+		else if (mech == MECH_BREAKPOINT)
 			snprintf(how, sizeof how, " (int3 at %" PRIu64 " calls, returns and jumps)",
-				 _stp_dcg_sites_placed());
+				 sites);
 		else if (mech == MECH_BLOCKSTEP)
 			snprintf(how, sizeof how, "%s",
 				 btf == 1 ? " (BTF honoured: stops at taken branches)"

@@ -14,6 +14,9 @@
  *               are not traced pay a stop when they run a site (shared
  *               code), none in other code. Signal handlers are caught by
  *               stepping into them when the engine delivers the signal.
+ *               When no thread of the process is traced, no int3 is left;
+ *               the sites and the code walked are kept, and armed again
+ *               (without reading the code) when tracing is switched on.
  *   blockstep   PTRACE_SINGLEBLOCK. Where the processor ignores BTF it
  *               traps after every instruction: still correct, only slower.
  *   singlestep  PTRACE_SINGLESTEP (a reference for tests).

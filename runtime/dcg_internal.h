@@ -36,13 +36,16 @@ enum {
  * about to run: follow straight-line code, conditional and direct jumps
  * inside the function; stop at calls (what follows a call is reached by
  * its return), returns, indirect jumps and jumps into other functions,
- * each a DCG_SITE_BRANCH. Code seen before is not walked again. */
+ * each a DCG_SITE_BRANCH. Code seen before is not walked again (in a
+ * later period of tracing, its sites are armed again without reading the
+ * code). */
 int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr);
 /* Trap a return address (DCG_SITE_RETURN). */
 int _stp_dcg_site_return(struct _stp_pt_thread *t, uint64_t addr);
 /* The flags of the site at addr in pid (0: none), and its instruction. */
 int _stp_dcg_site(pid_t pid, uint64_t addr, const struct _stp_x86_insn **in);
-/* Remove every site of pid (tracing is off in all its threads). */
+/* Tracing is off in all pid's threads: every site's int3 goes; what was
+ * learnt about the code stays for the next time (see dcg_sites.c). */
 void _stp_dcg_sites_release(pid_t pid);
 /* Forget pid's sites without touching its memory (exec, exit). */
 void _stp_dcg_sites_forget(pid_t pid);
@@ -50,8 +53,8 @@ void _stp_dcg_sites_forget(pid_t pid);
 void _stp_dcg_sites_unmapped(struct _stp_pt_thread *t);
 /* Everything, at the end of the run (the engine removes the int3s). */
 void _stp_dcg_sites_free(void);
-/* Sites placed so far (for -v). */
-uint64_t _stp_dcg_sites_placed(void);
+/* Sites placed so far (for -v), and times one was armed again. */
+uint64_t _stp_dcg_sites_placed(uint64_t *rearms);
 
 /* The sites' probe handler (dcg.c). */
 int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);

@@ -342,8 +342,15 @@ static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 
 	/* after ret, rsp is above the slot of every frame that returned */
 	dcg_pop_dead(d, rsp - 1, from, to);
-	if (d->nf == before && d->nf && !d->f[d->nf - 1].known)
+	/* a frame whose slot is not known (a root entered mid-function):
+	 * it returns, and so do the frames it replaced by tail calls */
+	while (d->nf == before && d->nf && !d->f[d->nf - 1].known) {
+		int tail = d->f[d->nf - 1].tail;
 		pop(d, from, to);
+		if (!tail)
+			break;
+		before = d->nf;
+	}
 	if (!d->nf) /* returned out of the root: the caller is the new root */
 		dcg_push(d, 0, dcg_func_of(d->pid, to), 0);
 }

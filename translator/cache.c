@@ -6,13 +6,18 @@
  * stap) is built again too. The hash (SHA-1)
  * covers everything that changes the object: the script, every tapset
  * file read, script arguments, -D/-G/-g/-u, the runtime header, the
- * compiler binary and this translator binary (so a rebuilt translator
- * never reuses objects of an older one). Entries that are not ours or
- * not private are ignored, never trusted. */
+ * compiler binary, this translator binary (so a rebuilt translator
+ * never reuses objects of an older one) and every probed program and
+ * library with its separate debug file and build-id (names, addresses
+ * and types come from there). Files are known by path, device, inode,
+ * size, mtime and ctime: a rebuilt or replaced file changes the last
+ * ones even when touch(1) gives it the old mtime. Entries that are not
+ * ours or not private are ignored, never trusted. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include "emit.h"
+#include "probes_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,11 +119,33 @@ static void put_file_id(struct sha1 *c, const char *tag, const char *path)
 {
 	struct stat st;
 	char *id = path && stat(path, &st) == 0
-		       ? xasprintf("%s %lld %lld %lld", path, (long long)st.st_size,
-				   (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec)
+		       ? xasprintf("%s %llu %llu %lld %lld.%09ld %lld.%09ld", path,
+				   (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				   (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+				   st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+				   st.st_ctim.tv_nsec)
 		       : xstrdup("none");
 	put(c, tag, id);
 	free(id);
+}
+
+/* An opened module: the file, its build-id and the file its DWARF came
+ * from (the same file, or one under /usr/lib/debug). */
+static void put_module(struct sha1 *c, struct dwq_mod *m)
+{
+	Dwfl_Module *mod = dwq_dwfl_module(m);
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	const char *mainfile = NULL, *debugfile = NULL;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+	struct strbuf b = { 0 };
+	for (int i = 0; i < n; i++)
+		sb_printf(&b, "%02x", bits[i]);
+	put_file_id(c, "module", dwq_path(m));
+	put(c, "build-id", sb_str(&b));
+	free(sb_take(&b));
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	put_file_id(c, "debuginfo", debugfile);
 }
 
 static void put_file_text(struct sha1 *c, const char *tag, const char *path)
@@ -221,6 +248,9 @@ const char *cache_hash(struct session *s)
 		if (dp->library)
 			put_file_id(&c, "probed-lib", dp->library);
 	}
+	struct dwq_mod *m;
+	vec_foreach (struct dwq_mod *, m, proc_opened_modules())
+		put_module(&c, m);
 	put(&c, "g", s->guru ? "1" : "0");
 	put(&c, "u", s->unoptimized ? "1" : "0");
 	if (s->runtime_include_dir) {

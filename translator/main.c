@@ -349,7 +349,7 @@ static int run_listing(struct session *s)
 	qsort(lines.v, lines.n, sizeof *lines.v, cmp_str);
 	for (int i = 0; i < lines.n; i++)
 		if (!i || strcmp(lines.v[i], lines.v[i - 1]))
-			puts(lines.v[i]);
+			puts(esc_visible(lines.v[i]));
 	fflush(stdout);
 	return 0;
 }

@@ -42,6 +42,11 @@ static struct dwq_mod *open_mod(const char *path, char *err, size_t errlen)
 	return m;
 }
 
+const struct vec *proc_opened_modules(void)
+{
+	return &mods;
+}
+
 /* The page-aligned lowest PT_LOAD vaddr of an ELF file (0 if unknown). */
 static uint64_t module_base(const char *path)
 {
