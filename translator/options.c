@@ -228,7 +228,9 @@ static int c_integer_value(const char *v, long long *out)
 	return c_integer(v) && !errno ? 0 : -1;
 }
 
-/* NAME[=VALUE] within its limit (-DNAME alone is 1, as for the compiler). */
+/* NAME[=VALUE] within its limit (-DNAME alone is 1, as for the compiler).
+ * A value that is no integer is define_allowed's business: refused, or
+ * the guru's own C. */
 static int limit_ok(const char *arg, const char *eq)
 {
 	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
@@ -237,6 +239,8 @@ static int limit_ok(const char *arg, const char *eq)
 		long long v = 1;
 		if (strlen(l->name) != n || strncmp(l->name, arg, n))
 			continue;
+		if (eq && !c_integer(eq + 1))
+			return 1;
 		if ((!eq || c_integer_value(eq + 1, &v) == 0) && v >= l->lo && v <= l->hi)
 			return 1;
 		fprintf(stderr, "ERROR: Invalid -D value '%s': %s must be an integer from %lld to %lld\n",
