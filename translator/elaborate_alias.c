@@ -573,12 +573,16 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	cp->condition = and_conditions(pp->condition, cond);
 	if (cp->condition)
 		body = guard_body(body, cp->condition);
+	int optional = pp->optional;
+	for (const struct chain *ch = chain; ch; ch = ch->next)
+		optional |= ch->via && ch->via->optional;
 	/* A resolver may give several probes for one point (dp->more: one
 	 * per function matched); each keeps the pp() text it set. */
 	int count = 0;
 	for (; dp; dp = dp->more, count++) {
 		dp->probe = body;
 		dp->point = cp;
+		dp->optional = optional;
 		if (!dp->pp)
 			dp->pp = pp_text(pp);
 		dp->alias_pp = chain_text(chain);

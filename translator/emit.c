@@ -652,6 +652,8 @@ int pass3_translate(struct session *s)
 			char *pn = dp_full_pn(dp);
 			if (pn && strcmp(pn, pp))
 				sb_printf(&out, ", .pn = %s", emit_cstr(pn));
+			if (dp->optional)
+				sb_puts(&out, ", .optional = 1");
 			sb_puts(&out, " },\n");
 			free(pp);
 			free(pn);
