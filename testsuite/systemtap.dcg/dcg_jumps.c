@@ -15,8 +15,21 @@
  *            and a recursion 1100 deep
  *   got      a tail call through the GOT (`jmp *f@GOTPCREL(%rip)`)
  *            after other code, and calls through .plt.sec stubs
- *            (endbr64; bnd jmp) when built with -z ibtplt */
+ *            (endbr64; jmp) when built with -z ibtplt
+ *   nosize   a function whose symbol has no size: a loop inside it is no
+ *            call, a jump to its start is
+ *   vdso     a tail jump through a register into the vDSO
+ * With -fcf-protection the asm functions start with endbr64 too. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <string.h>
+#include <time.h>
+
+#ifdef __CET__
+#define ENDBR "\tendbr64\n"
+#else
+#define ENDBR ""
+#endif
 
 #define NI __attribute__((noipa))
 
@@ -54,9 +67,9 @@ NI int jmp_target(void)
 	return 3;
 }
 __asm__(".text\n"
-	".globl jmp_nosym\n.type jmp_nosym,@function\njmp_nosym:\n"
+	".globl jmp_nosym\n.type jmp_nosym,@function\njmp_nosym:\n" ENDBR
 	"\tjmp *nosym_ptr(%rip)\n.size jmp_nosym, .-jmp_nosym\n"
-	".globl jmp_sym\n.type jmp_sym,@function\njmp_sym:\n"
+	".globl jmp_sym\n.type jmp_sym,@function\njmp_sym:\n" ENDBR
 	"\tjmp *sym_ptr(%rip)\n.size jmp_sym, .-jmp_sym\n"
 	".Lnosym_code:\n"
 	"\tsub $8, %rsp\n\tmov $4, %edi\n\tcall leaf\n\tadd $8, %rsp\n\tret\n"
@@ -74,7 +87,7 @@ NI void root_jmponly(void)
 /* ---- selftail(n): n calls of leaf, looping by jumping to its start ---- */
 int selftail(int n);
 __asm__(".text\n"
-	".globl selftail\n.type selftail,@function\nselftail:\n"
+	".globl selftail\n.type selftail,@function\nselftail:\n" ENDBR
 	"\ttest %edi, %edi\n\tjle 1f\n"
 	"\tpush %rdi\n\tcall leaf\n\tpop %rdi\n"
 	"\tdec %edi\n\tjmp selftail\n"
@@ -91,10 +104,10 @@ static char rep_a[64], rep_b[64];
 void rep_fill(char *dst, int n);
 void rep_copy(char *dst, const char *src, int n);
 __asm__(".text\n"
-	".globl rep_fill\n.type rep_fill,@function\nrep_fill:\n"
+	".globl rep_fill\n.type rep_fill,@function\nrep_fill:\n" ENDBR
 	"\tpush %rbx\n\tmov %esi, %ecx\n\tmov $0x5a, %eax\n\trep stosb\n"
 	"\tmov $5, %edi\n\tcall leaf\n\tpop %rbx\n\tret\n.size rep_fill, .-rep_fill\n"
-	".globl rep_copy\n.type rep_copy,@function\nrep_copy:\n"
+	".globl rep_copy\n.type rep_copy,@function\nrep_copy:\n" ENDBR
 	"\tpush %rbx\n\tmov %edx, %ecx\n\trep movsb\n"
 	"\tmov $6, %edi\n\tcall leaf\n\tpop %rbx\n\tret\n.size rep_copy, .-rep_copy\n");
 
@@ -151,6 +164,37 @@ NI void root_got(void)
 	sink = lib_leaf(10);
 }
 
+/* ---- nosize(n): its symbol has no .size; leaf twice in a loop, then
+ * once more by jumping back to its start with n = 0 ---- */
+int nosize(int n);
+__asm__(".text\n"
+	".globl nosize\n.type nosize,@function\nnosize:\n" ENDBR
+	"\tpush %rbx\n\tmov %edi, %ebx\n"
+	"2:\tmov %ebx, %edi\n\tcall leaf\n\tsub $1, %ebx\n\tjg 2b\n"
+	"\tpop %rbx\n\ttest %edi, %edi\n\tmov $0, %edi\n\tjne nosize\n\tret\n");
+
+NI void root_nosize(void)
+{
+	sink = nosize(2);
+}
+
+/* ---- vdso: vdso_tail(f, a, b) jumps to f(a, b), here the vDSO's
+ * clock_gettime (leaf() where there is no vDSO: valgrind) ---- */
+int vdso_tail(void *f, long a, void *b);
+__asm__(".text\n"
+	".globl vdso_tail\n.type vdso_tail,@function\nvdso_tail:\n" ENDBR
+	"\tmov %rdi, %rax\n\tmov %rsi, %rdi\n\tmov %rdx, %rsi\n\tjmp *%rax\n"
+	".size vdso_tail, .-vdso_tail\n");
+
+NI void root_vdso(void)
+{
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *f = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct timespec ts;
+
+	sink = vdso_tail(f ? f : (void *)leaf, CLOCK_MONOTONIC, &ts);
+}
+
 int main(int argc, char **argv)
 {
 	const char *w = argc > 1 ? argv[1] : "";
@@ -167,5 +211,9 @@ int main(int argc, char **argv)
 		root_names();
 	else if (!strcmp(w, "got"))
 		root_got();
+	else if (!strcmp(w, "nosize"))
+		root_nosize();
+	else if (!strcmp(w, "vdso"))
+		root_vdso();
 	return 0;
 }
