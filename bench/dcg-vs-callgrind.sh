@@ -120,7 +120,7 @@ progs=(
 	"gzip|/usr/bin/gzip|gzip -9 -n -c $T >/dev/null"
 	"bzip2|/usr/bin/bzip2|bzip2 -c $T4 >/dev/null"
 	"xz|/usr/bin/xz|xz -T1 -c $T10 >/dev/null"
-	"zstd|/usr/bin/zstd|zstd -q --single-thread --no-asyncio -19 -c $T >/dev/null"
+	"zstd|/usr/bin/zstd|zstd -q --single-thread --no-asyncio -6 -c $T >/dev/null"
 	"sed|/usr/bin/sed|sed -E 's/(alpha|beta) ([a-z]+)/\\2-\\1/g; /kappa.*mu/d' $T10 >/dev/null"
 	"grep|/usr/bin/grep|grep -c -E 'eta (iota|mu) [a-z]+a\\b' $T"
 	"mawk|/usr/bin/mawk|mawk '{ n[\$2]++; s += \$NF } END { for (k in n) c++; print c, s }' $T4"
@@ -134,6 +134,14 @@ progs=(
 	"perl|/usr/bin/perl|perl -e 'my %h; while (<>) { \$h{\$_}++ for /([a-z]+)/g } print join(\",\", map { \"\$_=\$h{\$_}\" } sort keys %h), \"\\n\"' $T10"
 	"c++map|$tmp/in/mapx|$tmp/in/mapx $((lines / 4))"
 )
+
+# Programs whose calls depend on the heap layout, which valgrind changes:
+# their mismatches are shown, not counted in the exit status. CPython's
+# counts of its own functions (dict lookups, allocation) change natively
+# too when a preloaded constructor mallocs 6000 bytes instead of 16; and
+# faulthandler sizes its stack from getauxval(AT_MINSIGSTKSZ), absent
+# under valgrind (one sysconf call less there).
+layout_dependent=" python3 "
 
 # ---- name normalisation ----
 # valgrind's CPU has no AVX-512: glibc's ifuncs pick other variants there.
@@ -253,6 +261,10 @@ run() {
 		-v cpumap="$tmp/cpu.map" -v ign="$tmp/ignore" -v cgf="$w.cg.counts" \
 		-v all_mm=$all_mm -v cgsecs="$(secs "$t0" "$t1")" -v ussecs="$(secs "$t1" "$t2")" \
 		"$w.cg.counts" "$w.us.counts" | tee "$w.result"
+	if grep -q '^ ' "$w.result" && [[ $layout_dependent == *" $name "* ]]; then
+		echo "    ($name: its calls depend on the heap layout: not counted)"
+		return 0
+	fi
 	! grep -q '^ ' "$w.result"
 }
 

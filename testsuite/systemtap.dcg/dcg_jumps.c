@@ -14,8 +14,9 @@
  *   names    two functions whose 600-character names differ at the end,
  *            and a recursion 1100 deep
  *   got      a tail call through the GOT (`jmp *f@GOTPCREL(%rip)`)
- *            after other code, and calls through .plt.sec stubs
- *            (endbr64; jmp) when built with -z ibtplt
+ *            after other code, a tail call to a PLT stub, and calls
+ *            through .plt.sec stubs (endbr64; jmp) when built with
+ *            -z ibtplt
  *   nosize   a function whose symbol has no size: a loop inside it is no
  *            call, a jump to its start is
  *   vdso     a tail jump through a register into the vDSO
@@ -150,18 +151,25 @@ NI void root_names(void)
 	sink = deep(1100);
 }
 
-/* ---- got: lib_leaf through the GOT at the end of got_tail ---- */
+/* ---- got: lib_leaf through the GOT at the end of got_tail, through
+ * its PLT stub at the end of plt_tail ---- */
 NI int got_tail(int x) __attribute__((optimize("no-plt")));
 NI int got_tail(int x)
 {
 	sink = x;
 	return lib_leaf(x + 1);
 }
+NI int plt_tail(int x)
+{
+	sink = x;
+	return lib_leaf(x + 2);
+}
 
 NI void root_got(void)
 {
 	sink = got_tail(9);
 	sink = lib_leaf(10);
+	sink = plt_tail(11);
 }
 
 /* ---- nosize(n): its symbol has no .size; leaf twice in a loop, then
