@@ -216,7 +216,7 @@ uint64_t dcg_func_of(pid_t pid, uint64_t pc)
 int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to)
 {
 	pid_t pid = _stp_pt_pid(t);
-	const struct _stp_syminfo *sf, *st;
+	const struct _stp_syminfo *st, *sf;
 
 	/* a function's entry, its own too (a self tail call) */
 	if (dcg_func_start(pid, to) || dcg_is_stub(t, to))
@@ -224,9 +224,11 @@ int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to)
 	/* another module's code, with or without a symbol there (ld.so's
 	 * jmp *%rax into a stripped program's _fini); code in no module
 	 * counts as one module */
-	if (!(sf = dcg_sym(pid, from)) || !(st = dcg_sym(pid, to)))
+	if (!(st = dcg_sym(pid, to)))
 		return 0;
-	return (sf->module ? sf->modstart : 0) != (st->module ? st->modstart : 0);
+	if (st->module)
+		return from < st->modstart || from >= st->modend;
+	return (sf = dcg_sym(pid, from)) && sf->module;
 }
 
 int _stp_dcg_func_range(struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo, uint64_t *hi)
