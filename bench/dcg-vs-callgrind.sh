@@ -42,6 +42,15 @@ if [ ! -x "$stap" ]; then
 	echo "dcg-vs-callgrind: no stap at $stap (build first: make)" >&2
 	exit 1
 fi
+# both runs start at libc's __libc_start_call_main, a local symbol: in
+# libc's debug file (Debian: libc6-dbg)
+libc=$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ { print $NF; exit }')
+id=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -1)
+if ! { nm "$libc" 2>/dev/null; [ -n "$id" ] && nm "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null; } |
+	grep -c ' __libc_start_call_main$' >/dev/null; then
+	echo "dcg-vs-callgrind: skipped: no symbol for libc's __libc_start_call_main (libc6-dbg not installed)"
+	exit 0
+fi
 tmp=$(mktemp -d /tmp/ustap-dcg-cg.XXXXXX)
 if [ $keep = 1 ]; then
 	echo "work directory: $tmp"
