@@ -19,8 +19,10 @@ int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_
 /* The cached code window is stale (exec, dlclose, munmap). */
 void _stp_dcg_window_drop(void);
 
-/* Does a jump from `from` to `to` enter another function (a tail call:
- * the start of another function, or a PLT stub)? */
+/* Is a jump from `from` to `to` a call (a tail call), by callgrind's
+ * rules: to a function's entry (its own too, not its .cold part), to a
+ * PLT stub, or into another module? A jump elsewhere in the same module
+ * (a jump table, a .cold part, code with no symbol) is none. */
 int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to);
 
 /* The bounds of the function containing addr, when its symbol has a
@@ -36,13 +38,16 @@ enum {
  * about to run: follow straight-line code, conditional and direct jumps
  * inside the function; stop at calls (what follows a call is reached by
  * its return), returns, indirect jumps and jumps into other functions,
- * each a DCG_SITE_BRANCH. Code seen before is not walked again. */
+ * each a DCG_SITE_BRANCH. Code seen before is not walked again (in a
+ * later period of tracing, its sites are armed again without reading the
+ * code). */
 int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr);
 /* Trap a return address (DCG_SITE_RETURN). */
 int _stp_dcg_site_return(struct _stp_pt_thread *t, uint64_t addr);
 /* The flags of the site at addr in pid (0: none), and its instruction. */
 int _stp_dcg_site(pid_t pid, uint64_t addr, const struct _stp_x86_insn **in);
-/* Remove every site of pid (tracing is off in all its threads). */
+/* Tracing is off in all pid's threads: every site's int3 goes; what was
+ * learnt about the code stays for the next time (see dcg_sites.c). */
 void _stp_dcg_sites_release(pid_t pid);
 /* Forget pid's sites without touching its memory (exec, exit). */
 void _stp_dcg_sites_forget(pid_t pid);
@@ -50,8 +55,8 @@ void _stp_dcg_sites_forget(pid_t pid);
 void _stp_dcg_sites_unmapped(struct _stp_pt_thread *t);
 /* Everything, at the end of the run (the engine removes the int3s). */
 void _stp_dcg_sites_free(void);
-/* Sites placed so far (for -v). */
-uint64_t _stp_dcg_sites_placed(void);
+/* Sites placed so far (for -v), and times one was armed again. */
+uint64_t _stp_dcg_sites_placed(uint64_t *rearms);
 
 /* The sites' probe handler (dcg.c). */
 int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);
@@ -139,9 +144,12 @@ struct dthread *dcg_find_thread(pid_t tid, int create);
 struct _stp_symtab *dcg_symtab_of(pid_t pid);
 const struct dec *dcg_decode_at(struct _stp_pt_thread *t, uint64_t addr);
 int dcg_is_endbr(struct _stp_pt_thread *t, uint64_t addr);
-/* A PLT stub: (endbr64;) jmp *GOT(%rip). */
+/* A PLT stub: (endbr64;) jmp *GOT(%rip) in a PLT section. */
 int dcg_is_stub(struct _stp_pt_thread *t, uint64_t addr);
+/* In a PLT section (a stub, or lazy binding's code there)? */
+int dcg_in_plt(pid_t pid, uint64_t addr);
 const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr);
+/* A function's entry (its symbol's start, not a .cold part's). */
 int dcg_func_start(pid_t pid, uint64_t addr);
 /* Are a and b in the same function (X.cold counts as X)? */
 int dcg_same_func(pid_t pid, uint64_t a, uint64_t b);

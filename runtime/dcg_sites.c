@@ -11,6 +11,7 @@
 #include "dcg_internal.h"
 #include "ptrace_engine.h"
 #include "stp_internal.h"
+#include "symbols.h"
 #include "arch/x86_64/insn.h"
 
 #include <errno.h>
@@ -58,13 +59,34 @@ int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_
 	return _stp_x86_decode(win.b + (addr - win.base), win.base + win.len - addr, addr, in);
 }
 
-/* ---- per-process tables ---- */
+/* ---- per-process tables ----
+ *
+ * What is learnt about the code is kept while no thread of the process is
+ * traced: the sites (disarmed, their int3s removed, so untraced threads
+ * run at full speed) and the instructions walked. Tracing switched on
+ * again walks the same code from these tables, without reading or
+ * decoding it, and re-arms only the sites that walk reaches. Each period
+ * of tracing is a generation. Code outside any module (JIT, anonymous
+ * mappings) may change unseen: a generation that walked some is not kept.
+ * exec, dlopen and dlclose drop what they may have changed. */
 
 struct site {
 	uint64_t addr; /* 0: free slot */
-	uint8_t flags;
-	struct _stp_pt_probe *pr;
+	uint8_t flags; /* of the current generation */
+	uint8_t failed; /* could not be trapped: not tried again */
+	uint16_t gen;
+	struct _stp_pt_probe *pr; /* NULL: disarmed */
 	struct _stp_x86_insn in;
+};
+
+/* An instruction walked: what a later walk needs from it. */
+enum { WALK_SITE = 0x40, WALK_STOP = 0x80, WALK_KIND = 0x3f };
+struct walked {
+	uint64_t addr; /* 0: free slot */
+	int32_t rel;   /* direct jumps: target - (addr + len) */
+	uint16_t gen;
+	uint8_t len;
+	uint8_t what; /* the kind; a branch site; not falling through */
 };
 
 struct sproc {
@@ -72,14 +94,18 @@ struct sproc {
 	struct _stp_pt_proc *proc;
 	struct site *s; /* open addressing by addr */
 	size_t ns, caps;
-	uint64_t *seen; /* instruction addresses walked */
+	struct walked *seen; /* open addressing by addr */
 	size_t nseen, capseen;
+	uint16_t gen;
+	int volatile_code; /* this generation walked code outside modules */
+	uint64_t (*mods)[2]; /* [lo, hi) of the modules code was walked in */
+	size_t nmods;
 	int warned;
 };
 
 static struct sproc *procs;
 static size_t nprocs;
-static uint64_t placed;
+static uint64_t placed, rearmed;
 
 static size_t hash(uint64_t a, size_t cap)
 {
@@ -100,115 +126,125 @@ static struct sproc *sproc_of(pid_t pid, struct _stp_pt_thread *t)
 	memset(&procs[nprocs], 0, sizeof *procs);
 	procs[nprocs].pid = pid;
 	procs[nprocs].proc = _stp_pt_thread_proc(t);
+	procs[nprocs].gen = 1;
 	return &procs[nprocs++];
 }
 
-static int seen_has(const struct sproc *p, uint64_t a)
+/* Open addressing by address, for tables of n-byte entries whose first
+ * member is the address (0: a free slot). */
+static uint64_t key_at(const void *tab, size_t i, size_t n)
 {
-	if (!p->capseen)
-		return 0;
-	for (size_t i = hash(a, p->capseen);; i = (i + 1) & (p->capseen - 1)) {
-		if (p->seen[i] == a)
-			return 1;
-		if (!p->seen[i])
-			return 0;
-	}
+	return *(const uint64_t *)((const char *)tab + i * n);
 }
 
-static int seen_add(struct sproc *p, uint64_t a)
+/* The entry of a (add: a new zeroed one if there is none, the table grown
+ * to stay half empty); NULL when there is none (or no memory). */
+static void *slot_of(void **tab, size_t *cap, size_t *used, size_t n, uint64_t a, int add)
 {
-	if (2 * (p->nseen + 1) > p->capseen) {
-		size_t cap = p->capseen ? 2 * p->capseen : 4096;
-		uint64_t *v = calloc(cap, sizeof *v);
+	if (add && 2 * (*used + 1) > *cap) {
+		size_t nc = *cap ? 2 * *cap : 1024;
+		char *v = calloc(nc, n);
 		if (!v)
-			return -ENOMEM;
-		for (size_t i = 0; i < p->capseen; i++)
-			if (p->seen[i])
-				for (size_t j = hash(p->seen[i], cap);; j = (j + 1) & (cap - 1))
-					if (!v[j]) {
-						v[j] = p->seen[i];
-						break;
-					}
-		free(p->seen);
-		p->seen = v;
-		p->capseen = cap;
-	}
-	for (size_t i = hash(a, p->capseen);; i = (i + 1) & (p->capseen - 1))
-		if (!p->seen[i]) {
-			p->seen[i] = a;
-			p->nseen++;
-			return 0;
-		} else if (p->seen[i] == a) {
-			return 0;
-		}
-}
-
-static struct site *site_find(const struct sproc *p, uint64_t a)
-{
-	if (!p->caps)
-		return NULL;
-	for (size_t i = hash(a, p->caps);; i = (i + 1) & (p->caps - 1)) {
-		if (p->s[i].addr == a)
-			return &p->s[i];
-		if (!p->s[i].addr)
 			return NULL;
+		for (size_t i = 0; i < *cap; i++) {
+			uint64_t k = key_at(*tab, i, n);
+			size_t j = hash(k, nc);
+			if (!k)
+				continue;
+			while (key_at(v, j, n))
+				j = (j + 1) & (nc - 1);
+			memcpy(v + j * n, (char *)*tab + i * n, n);
+		}
+		free(*tab);
+		*tab = v;
+		*cap = nc;
 	}
+	for (size_t i = *cap ? hash(a, *cap) : 0; *cap; i = (i + 1) & (*cap - 1)) {
+		char *e = (char *)*tab + i * n;
+		uint64_t k = key_at(*tab, i, n);
+		if (k == a)
+			return e;
+		if (k)
+			continue;
+		if (!add)
+			return NULL;
+		memset(e, 0, n);
+		memcpy(e, &a, sizeof a);
+		(*used)++;
+		return e;
+	}
+	return NULL;
 }
 
-static struct site *site_slot(struct sproc *p, uint64_t a)
+static struct walked *walked_find(struct sproc *p, uint64_t a)
+{
+	return slot_of((void **)&p->seen, &p->capseen, &p->nseen, sizeof *p->seen, a, 0);
+}
+
+static struct site *site_find(struct sproc *p, uint64_t a)
+{
+	return slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, a, 0);
+}
+
+/* Code at a is in a module (not JIT or anonymous memory, which may be
+ * replaced unseen): if not, the generation is not kept. A symbol lookup
+ * only for an address outside the modules met so far. */
+static void note_code(struct sproc *p, uint64_t a)
+{
+	for (size_t i = 0; i < p->nmods; i++)
+		if (a >= p->mods[i][0] && a < p->mods[i][1])
+			return;
+	const struct _stp_syminfo *si = dcg_sym(p->pid, a);
+	uint64_t(*v)[2] = si && si->module ? realloc(p->mods, (p->nmods + 1) * sizeof *v) : NULL;
+	if (!v) {
+		p->volatile_code = 1;
+		return;
+	}
+	p->mods = v;
+	p->mods[p->nmods][0] = si->modstart;
+	p->mods[p->nmods++][1] = si->modend;
+}
+
+/* Trap a in this generation (flag: why); a new site is decoded from in,
+ * or read when in is NULL. */
+static int site_arm(struct sproc *p, struct _stp_pt_thread *t, uint64_t a, int flag,
+		    const struct _stp_x86_insn *in)
 {
 	struct site *s = site_find(p, a);
-
-	if (s)
-		return s;
-	if (2 * (p->ns + 1) > p->caps) {
-		size_t cap = p->caps ? 2 * p->caps : 1024;
-		struct site *v = calloc(cap, sizeof *v);
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < p->caps; i++)
-			if (p->s[i].addr)
-				for (size_t j = hash(p->s[i].addr, cap);; j = (j + 1) & (cap - 1))
-					if (!v[j].addr) {
-						v[j] = p->s[i];
-						break;
-					}
-		free(p->s);
-		p->s = v;
-		p->caps = cap;
-	}
-	for (size_t i = hash(a, p->caps);; i = (i + 1) & (p->caps - 1))
-		if (!p->s[i].addr) {
-			p->ns++;
-			return &p->s[i];
-		}
-}
-
-static int site_add(struct sproc *p, uint64_t a, int flag, const struct _stp_x86_insn *in)
-{
-	struct site *s = site_slot(p, a);
+	struct _stp_x86_insn rd;
 	int rc;
 
-	if (!s)
-		return -ENOMEM;
-	if (s->addr) {
-		s->flags |= (uint8_t)flag;
-		return 0;
+	if (!s) {
+		if (!in) {
+			if (_stp_dcg_read_insn(t, a, &rd) < 0)
+				return -EFAULT;
+			in = &rd;
+		}
+		if (!(s = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, a, 1)))
+			return -ENOMEM;
+		s->in = *in;
+		s->gen = p->gen;
+		placed++;
+	} else if (!s->pr && !s->failed) {
+		rearmed++;
 	}
-	s->addr = a;
-	s->flags = (uint8_t)flag;
-	s->in = *in;
+	if (s->gen != p->gen) {
+		s->gen = p->gen;
+		s->flags = 0;
+	}
+	s->flags |= (uint8_t)flag;
+	if (s->pr || s->failed)
+		return s->failed ? -EINVAL : 0;
 	rc = _stp_pt_probe_add(p->proc, a, _stp_dcg_on_site, NULL, NULL, &s->pr);
 	if (rc < 0) {
-		s->pr = NULL; /* kept: not tried again */
+		s->pr = NULL;
+		s->failed = 1;
 		if (!p->warned++)
 			_stp_msg_warn("dynamic call graph: cannot trap '%s' at 0x%" PRIx64
 				      " in process %d (%s): calls through it are missed",
-				      in->text, a, (int)p->pid, strerror(-rc));
-		return rc;
+				      s->in.text, a, (int)p->pid, strerror(-rc));
 	}
-	placed++;
-	return 0;
+	return rc;
 }
 
 /* ---- the walk ---- */
@@ -221,6 +257,27 @@ static int stops_here(const struct _stp_x86_insn *in)
 	       (in->len == 1 && (in->bytes[0] == 0xf4 || in->bytes[0] == 0xcc));
 }
 
+/* The walk's view of the instruction at addr: from the table, or read,
+ * decoded and entered (in then holds it). NULL: unreadable, or no memory. */
+static struct walked *walk_insn(struct sproc *p, struct _stp_pt_thread *t, uint64_t addr,
+				struct _stp_x86_insn *in, int *fresh)
+{
+	struct walked *w = walked_find(p, addr);
+
+	*fresh = !w;
+	if (w)
+		return w;
+	if (_stp_dcg_read_insn(t, addr, in) < 0 ||
+	    !(w = slot_of((void **)&p->seen, &p->capseen, &p->nseen, sizeof *p->seen, addr, 1)))
+		return NULL;
+	w->len = in->len;
+	w->what = (uint8_t)((in->kind & WALK_KIND) | (stops_here(in) ? WALK_STOP : 0));
+	if (in->kind == STP_X86_JMP || in->kind == STP_X86_JCC)
+		w->rel = (int32_t)(in->target - (addr + in->len));
+	note_code(p, addr);
+	return w;
+}
+
 #define WALK_MAX 200000 /* instructions per walk: a bound, never reached by real code */
 
 int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
@@ -229,41 +286,47 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 	uint64_t *work = NULL;
 	size_t nwork = 0, capwork = 0;
 	struct _stp_x86_insn in;
-	int rc = 0, budget = WALK_MAX;
-
+	int rc = 0, budget = WALK_MAX, fresh;
 	uint64_t lo = 0, hi = 0;
+	struct walked *w;
 
 	if (!p)
 		return -ENOMEM;
-	if (seen_has(p, addr))
+	if ((w = walked_find(p, addr)) && w->gen == p->gen)
 		return 0;
-	/* jumps inside the function need no symbol lookup */
-	if (_stp_dcg_func_range(t, addr, &lo, &hi) < 0)
+	/* jumps inside the function need no symbol lookup (code walked
+	 * before: no lookup at all) */
+	if (!w && _stp_dcg_func_range(t, addr, &lo, &hi) < 0)
 		lo = hi = 0;
 	for (;;) {
-		if (seen_has(p, addr) || budget-- <= 0 || seen_add(p, addr) < 0 ||
-		    _stp_dcg_read_insn(t, addr, &in) < 0) {
+		w = walked_find(p, addr);
+		if ((w && w->gen == p->gen) || budget-- <= 0 ||
+		    !(w = walk_insn(p, t, addr, &in, &fresh))) {
 			if (!nwork)
 				break;
 			addr = work[--nwork];
 			continue;
 		}
-		uint64_t next = addr + in.len;
-		int end = 0;
-		switch (in.kind) {
+		w->gen = p->gen;
+		uint64_t next = addr + w->len, target = next + (uint64_t)(int64_t)w->rel;
+		int kind = w->what & WALK_KIND, end = 0;
+		switch (kind) {
 		case STP_X86_CALL:
 		case STP_X86_CALL_IND:
 		case STP_X86_RET:
 		case STP_X86_JMP_IND:
-			site_add(p, addr, DCG_SITE_BRANCH, &in);
+			w->what |= WALK_SITE;
+			site_arm(p, t, addr, DCG_SITE_BRANCH, fresh ? &in : NULL);
 			end = 1;
 			break;
 		case STP_X86_JMP:
 		case STP_X86_JCC:
-			if ((in.target <= lo || in.target >= hi) &&
-			    _stp_dcg_enters_func(t, addr, in.target)) {
-				site_add(p, addr, DCG_SITE_BRANCH, &in);
-			} else if (!seen_has(p, in.target)) {
+			if (fresh && (target <= lo || target >= hi) &&
+			    _stp_dcg_enters_func(t, addr, target))
+				w->what |= WALK_SITE;
+			if (w->what & WALK_SITE) {
+				site_arm(p, t, addr, DCG_SITE_BRANCH, fresh ? &in : NULL);
+			} else if (!((w = walked_find(p, target)) && w->gen == p->gen)) {
 				if (nwork == capwork) {
 					size_t cap = capwork ? 2 * capwork : 64;
 					uint64_t *v = realloc(work, cap * sizeof *v);
@@ -274,12 +337,12 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 					work = v;
 					capwork = cap;
 				}
-				work[nwork++] = in.target;
+				work[nwork++] = target;
 			}
-			end = in.kind == STP_X86_JMP;
+			end = kind == STP_X86_JMP;
 			break;
 		default:
-			end = stops_here(&in);
+			end = (w->what & WALK_STOP) != 0;
 			break;
 		}
 		if (!end) {
@@ -298,18 +361,12 @@ out:
 int _stp_dcg_site_return(struct _stp_pt_thread *t, uint64_t addr)
 {
 	struct sproc *p = sproc_of(_stp_pt_pid(t), t);
-	struct _stp_x86_insn in;
 
 	if (!p)
 		return -ENOMEM;
-	struct site *s = site_find(p, addr);
-	if (s) {
-		s->flags |= DCG_SITE_RETURN;
-		return 0;
-	}
-	if (_stp_dcg_read_insn(t, addr, &in) < 0)
-		return -EFAULT;
-	return site_add(p, addr, DCG_SITE_RETURN, &in);
+	if (!site_find(p, addr))
+		note_code(p, addr);
+	return site_arm(p, t, addr, DCG_SITE_RETURN, NULL);
 }
 
 int _stp_dcg_site(pid_t pid, uint64_t addr, const struct _stp_x86_insn **in)
@@ -326,23 +383,35 @@ int _stp_dcg_site(pid_t pid, uint64_t addr, const struct _stp_x86_insn **in)
 
 /* ---- letting go ---- */
 
-static void sproc_clear(struct sproc *p, int remove)
+static void disarm_all(struct sproc *p, int remove)
 {
-	for (size_t i = 0; remove && i < p->caps; i++)
-		if (p->s[i].addr && p->s[i].pr)
-			_stp_pt_probe_remove(p->proc, p->s[i].pr);
+	for (size_t i = 0; i < p->caps; i++)
+		if (p->s[i].addr && p->s[i].pr) {
+			if (remove)
+				_stp_pt_probe_remove(p->proc, p->s[i].pr);
+			p->s[i].pr = NULL;
+		}
+}
+
+/* Forget what was learnt about pid's code. */
+static void sproc_clear(struct sproc *p)
+{
 	free(p->s);
 	free(p->seen);
+	free(p->mods);
 	p->s = NULL;
 	p->seen = NULL;
-	p->ns = p->caps = p->nseen = p->capseen = 0;
+	p->mods = NULL;
+	p->ns = p->caps = p->nseen = p->capseen = p->nmods = 0;
+	p->volatile_code = 0;
 }
 
 static void sproc_drop(pid_t pid, int remove)
 {
 	for (size_t i = 0; i < nprocs; i++)
 		if (procs[i].pid == pid) {
-			sproc_clear(&procs[i], remove);
+			disarm_all(&procs[i], remove);
+			sproc_clear(&procs[i]);
 			procs[i] = procs[--nprocs];
 			return;
 		}
@@ -350,7 +419,23 @@ static void sproc_drop(pid_t pid, int remove)
 
 void _stp_dcg_sites_release(pid_t pid)
 {
-	sproc_drop(pid, 1);
+	struct sproc *p = sproc_of(pid, NULL);
+
+	if (!p)
+		return;
+	disarm_all(p, 1);
+	if (p->volatile_code) {
+		sproc_clear(p);
+		return;
+	}
+	/* the next generation; at the wrap every entry becomes an old one */
+	if (++p->gen == 0) {
+		for (size_t i = 0; i < p->capseen; i++)
+			p->seen[i].gen = 0;
+		for (size_t i = 0; i < p->caps; i++)
+			p->s[i].gen = 0;
+		p->gen = 1;
+	}
 }
 
 void _stp_dcg_sites_forget(pid_t pid)
@@ -400,48 +485,48 @@ void _stp_dcg_sites_unmapped(struct _stp_pt_thread *t)
 	if (!p)
 		return;
 	size_t nr = exec_ranges(p->pid, &r);
-	for (size_t i = 0; i < p->caps; i++) {
-		struct site *s = &p->s[i];
-		int mapped = 0;
-		for (size_t j = 0; s->addr && j < nr && !mapped; j++)
-			mapped = s->addr >= r[2 * j] && s->addr < r[2 * j + 1];
-		if (!s->addr || mapped)
-			continue;
-		if (s->pr)
-			_stp_pt_probe_remove(p->proc, s->pr);
-		s->pr = NULL;
-		s->flags = 0; /* a tombstone: the table is rebuilt below */
-	}
-	free(r);
-	/* rebuild without the tombstones; forget what was walked */
+	/* rebuild with the sites still mapped; forget what was walked */
 	struct site *old = p->s;
 	size_t cap = p->caps;
 	p->s = NULL;
 	p->ns = p->caps = 0;
-	for (size_t i = 0; i < cap; i++)
-		if (old[i].addr && old[i].pr) {
-			struct site *s = site_slot(p, old[i].addr);
-			if (s)
-				*s = old[i];
-		}
+	for (size_t i = 0; i < cap; i++) {
+		struct site *s = &old[i], *n;
+		int mapped = 0;
+		for (size_t j = 0; s->addr && j < nr && !mapped; j++)
+			mapped = s->addr >= r[2 * j] && s->addr < r[2 * j + 1];
+		if (!s->addr)
+			continue;
+		if (!mapped && s->pr) /* the engine dropped it: this lets it go */
+			_stp_pt_probe_remove(p->proc, s->pr);
+		if (mapped && (n = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr, 1)))
+			*n = *s;
+		else if (mapped && s->pr)
+			_stp_pt_probe_remove(p->proc, s->pr);
+	}
+	free(r);
 	free(old);
 	free(p->seen);
+	free(p->mods);
 	p->seen = NULL;
-	p->nseen = p->capseen = 0;
+	p->mods = NULL;
+	p->nseen = p->capseen = p->nmods = 0;
 }
 
 void _stp_dcg_sites_free(void)
 {
 	for (size_t i = 0; i < nprocs; i++)
-		sproc_clear(&procs[i], 0);
+		sproc_clear(&procs[i]);
 	free(procs);
 	procs = NULL;
 	nprocs = 0;
-	placed = 0;
+	placed = rearmed = 0;
 	_stp_dcg_window_drop();
 }
 
-uint64_t _stp_dcg_sites_placed(void)
+uint64_t _stp_dcg_sites_placed(uint64_t *rearms)
 {
+	if (rearms)
+		*rearms = rearmed;
 	return placed;
 }

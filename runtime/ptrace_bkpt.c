@@ -60,7 +60,10 @@ static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk, int verify)
 	if (buf[0] == 0xcc)
 		return -EEXIST; /* an int3 that is not ours */
 	struct _stp_x86_insn was = bk->insn;
-	if (_stp_x86_decode(buf, n, bk->addr, &bk->insn) < 0)
+	/* armed again over the same bytes (the dynamic call graph's sites
+	 * at each switch-on): the same instruction */
+	if (!(was.len && was.len <= n && !memcmp(buf, was.bytes, was.len)) &&
+	    _stp_x86_decode(buf, n, bk->addr, &bk->insn) < 0)
 		return -EINVAL;
 	if (was.len != bk->insn.len || memcmp(was.bytes, bk->insn.bytes, was.len) != 0)
 		bk->slot = 0; /* not the instruction its slot holds a copy of */
@@ -155,7 +158,7 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 	int rc;
 
 	if (!p->mm)
-		return -ESRCH;
+		return p->mm_err ? -p->mm_err : -ESRCH;
 	bk = bk_get(p->mm, addr, 1, &rc);
 	if (!bk)
 		return rc;
@@ -180,22 +183,51 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 	return 0;
 }
 
+/* Free the dead probes nothing names any more. */
+static void reap_dead(struct pt_mm *mm)
+{
+	if (mm->hits_running)
+		return;
+	for (struct _stp_pt_probe **pp = &mm->dead_probes; *pp;) {
+		struct _stp_pt_probe *pr = *pp;
+		if (pr->frame_refs || pr->orphan) {
+			pp = &pr->next;
+			continue;
+		}
+		*pp = pr->next;
+		free(pr);
+	}
+}
+
+/* pr leaves its breakpoint's list (dropped: the client still has it). */
+static void probe_kill(struct pt_mm *mm, struct _stp_pt_probe *pr, int dropped)
+{
+	pr->dead = 1;
+	pr->orphan = dropped;
+	pr->next = mm->dead_probes;
+	mm->dead_probes = pr;
+}
+
 int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr)
 {
 	struct _stp_pt_bkpt *bk = pr->bp;
 
-	/* a probe of another address space (a fork parent's, say) or one
-	 * already gone: never touch the wrong memory */
-	if (!p->mm || pr->dead || _stp_pt_bk_find(p->mm, bk->addr) != bk)
+	/* a probe of another address space (a fork parent's, say): never
+	 * touch the wrong memory */
+	if (!p->mm || _stp_pt_bk_find(p->mm, bk->addr) != bk)
 		return -ENOENT;
-
+	if (pr->dead) {
+		/* dropped by the engine (dlclose): the client lets go of it */
+		pr->orphan = 0;
+		reap_dead(p->mm);
+		return -ENOENT;
+	}
 	for (struct _stp_pt_probe **pp = &bk->probes; *pp; pp = &(*pp)->next) {
 		if (*pp == pr) {
 			*pp = pr->next;
-			pr->dead = 1;
-			pr->next = p->mm->dead_probes;
-			p->mm->dead_probes = pr;
+			probe_kill(p->mm, pr, 0);
 			bk_maybe_disarm(p->mm, bk);
+			reap_dead(p->mm);
 			return 0;
 		}
 	}
@@ -228,6 +260,8 @@ static void frame_drop(struct _stp_pt_thread *t, const struct pt_frame *f)
 	 * (re-checked then, the code may have been replaced meanwhile) */
 	if (bk && --bk->ret_refs <= 0)
 		bk->ret_refs = 0;
+	if (f->probe->frame_refs && !--f->probe->frame_refs && f->probe->dead && mm)
+		reap_dead(mm);
 }
 
 /* Drop the frames whose stack is gone: those at or below `sp`. */
@@ -287,6 +321,7 @@ int _stp_pt_frames_copy(struct _stp_pt_thread *to, const struct _stp_pt_thread *
 			continue;
 		*nf = *f;
 		nf->probe = np;
+		np->frame_refs++;
 		rb->ret_refs++;
 	}
 	/* breakpoints the copy does not need any more (return sites of other
@@ -346,78 +381,98 @@ static void run_returns(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	}
 }
 
-static int run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
+/* One entry probe's hit: its return frame (if it has a return probe), then
+ * its handler. */
+static void run_entry(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk, struct _stp_pt_probe *p)
+{
+	struct _stp_pt_session *s = t->proc->s;
+	struct pt_mm *mm = t->proc->mm;
+	size_t fi = (size_t)-1;
+	uint64_t ra = 0;
+
+	if (p->ret) {
+		struct pt_frame *f;
+		int rc = 0;
+		struct _stp_pt_bkpt *rb;
+
+		/* frames below this one's are gone; so are those at the same
+		 * place for another return address or the same probe (a
+		 * tail call from one probed function to another keeps both) */
+		frames_unwind(t, t->regs.rsp, 1);
+		if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0)
+			frames_drop_reused(t, t->regs.rsp + 8, ra, p);
+		rb = ra ? _stp_pt_bk_find(mm, ra) : NULL;
+		int idle = !rb || (rb->ret_refs <= 0 && !rb->probes);
+		if (ra && (rb = bk_get(mm, ra, idle, &rc)) && (f = frame_push(t))) {
+			f->sp = t->regs.rsp + 8;
+			f->ret_addr = ra;
+			f->probe = p;
+			f->data = 0;
+			fi = t->nframes - 1;
+			rb->ret_refs++;
+			p->frame_refs++;
+		} else {
+			pt_debug("no return probe for %#llx (return address %#llx): %s",
+				 (unsigned long long)bk->addr, (unsigned long long)ra, strerror(-rc));
+			s->stats.errors++;
+		}
+	}
+	p->hits++;
+	s->stats.hits++;
+	if (p->entry) {
+		t->probe_point = bk->addr;
+		t->cur_frame_data = fi != (size_t)-1 ? &t->frames[fi].data : NULL;
+		s->in_handler = 1;
+		if (p->entry(t, p, p->data) < 0)
+			s->stats.errors++;
+		s->in_handler = 0;
+		t->cur_frame_data = NULL;
+	}
+}
+
+static void run_entries(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 {
 	struct _stp_pt_session *s = t->proc->s;
 	struct pt_mm *mm = t->proc->mm;
 	struct _stp_pt_probe *few[8], **list = few;
-	size_t n = 0, cap = 8;
+	size_t cap = 8;
+	uint64_t seq = ++s->hit_seq;
 
-	/* the probes as they are now: handlers may add or remove probes (a
-	 * removed one is kept, marked dead, until the address space goes) */
-	for (struct _stp_pt_probe *p = bk->probes; p; p = p->next) {
-		if (n == cap) {
-			struct _stp_pt_probe **nl = malloc(2 * cap * sizeof *nl);
-			if (!nl)
-				break;
-			memcpy(nl, list, n * sizeof *nl);
-			if (list != few)
-				free(list);
-			list = nl;
-			cap *= 2;
-		}
-		list[n++] = p;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct _stp_pt_probe *p = list[i];
-		size_t fi = (size_t)-1;
-		uint64_t ra = 0;
-
-		if (p->dead)
-			continue;
-
-		if (p->ret) {
-			struct pt_frame *f;
-			int rc = 0;
-			struct _stp_pt_bkpt *rb;
-
-			/* frames below this one's are gone; so are those at the same
-			 * place for another return address or the same probe (a
-			 * tail call from one probed function to another keeps both) */
-			frames_unwind(t, t->regs.rsp, 1);
-			if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0)
-				frames_drop_reused(t, t->regs.rsp + 8, ra, p);
-			rb = ra ? _stp_pt_bk_find(mm, ra) : NULL;
-			int idle = !rb || (rb->ret_refs <= 0 && !rb->probes);
-			if (ra && (rb = bk_get(mm, ra, idle, &rc)) && (f = frame_push(t))) {
-				f->sp = t->regs.rsp + 8;
-				f->ret_addr = ra;
-				f->probe = p;
-				f->data = 0;
-				fi = t->nframes - 1;
-				rb->ret_refs++;
-			} else {
-				pt_debug("no return probe for %#llx (return address %#llx): %s",
-					 (unsigned long long)bk->addr, (unsigned long long)ra,
-					 strerror(-rc));
-				s->stats.errors++;
+	/* Each pass runs the probes as they are at its start: handlers may
+	 * add or remove probes (one removed is kept until the hit is over).
+	 * A probe a handler placed here is this hit's too while the thread
+	 * is still to run the instruction (the dynamic call graph switched
+	 * on at a branch it then traps), so the passes go on until none is
+	 * new. */
+	mm->hits_running++;
+	for (;;) {
+		size_t n = 0;
+		for (struct _stp_pt_probe *p = bk->probes; p; p = p->next) {
+			if (p->seq == seq)
+				continue;
+			if (n == cap) {
+				struct _stp_pt_probe **nl = malloc(2 * cap * sizeof *nl);
+				if (!nl)
+					break;
+				memcpy(nl, list, n * sizeof *nl);
+				if (list != few)
+					free(list);
+				list = nl;
+				cap *= 2;
 			}
+			p->seq = seq;
+			list[n++] = p;
 		}
-		p->hits++;
-		s->stats.hits++;
-		if (p->entry) {
-			t->probe_point = bk->addr;
-			t->cur_frame_data = fi != (size_t)-1 ? &t->frames[fi].data : NULL;
-			s->in_handler = 1;
-			if (p->entry(t, p, p->data) < 0)
-				s->stats.errors++;
-			s->in_handler = 0;
-			t->cur_frame_data = NULL;
-		}
+		for (size_t i = 0; i < n; i++)
+			if (!list[i]->dead)
+				run_entry(t, bk, list[i]);
+		if (!n || t->regs.rip != bk->addr || !bk->live)
+			break;
 	}
 	if (list != few)
 		free(list);
-	return 0;
+	mm->hits_running--;
+	reap_dead(mm);
 }
 
 uint64_t *_stp_pt_frame_data(struct _stp_pt_thread *t)
@@ -696,9 +751,7 @@ void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 			while (bk->probes) {
 				struct _stp_pt_probe *pr = bk->probes;
 				bk->probes = pr->next;
-				pr->dead = 1;
-				pr->next = mm->dead_probes;
-				mm->dead_probes = pr;
+				probe_kill(mm, pr, 1);
 			}
 			bk->live = 0; /* nothing to restore: the page is gone */
 		}

@@ -36,6 +36,7 @@
 #ifndef STP_PTRACE_ENGINE_H
 #define STP_PTRACE_ENGINE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -95,11 +96,15 @@ void _stp_pt_session_free(struct _stp_pt_session *s);
 /* Start a command, traced, stopped before the first instruction of the
  * program (the exec callback has run). Its threads stay stopped until
  * _stp_pt_resume(). The target dies with the tracer (PTRACE_O_EXITKILL).
- * It starts with no signal blocked and SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
- * SIGCHLD, SIGHUP at their defaults, whatever the tracer's settings.
+ * It starts with the signal state of _stp_pt_launch_signals (by default
+ * no signal blocked, none ignored), whatever the tracer's settings.
  * argv is NULL-terminated; with _STP_PT_SHELL argv[0] is a shell command.
  * A program that cannot be run gives the exec errno (-ENOENT, ...). */
 int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt_proc **out);
+/* The signal mask of the programs _stp_pt_launch starts, and the signals
+ * they ignore (every other is at its default): the caller's, usually. */
+void _stp_pt_launch_signals(struct _stp_pt_session *s, const sigset_t *mask,
+			    const sigset_t *ignored);
 /* Attach to a running process and all its threads (also those created
  * while attaching); all stopped on return, until _stp_pt_resume(). */
 int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **out);
@@ -125,14 +130,19 @@ int _stp_pt_detach_all(struct _stp_pt_session *s);
  * not NULL, makes addr a function entry with a return probe: when the
  * function returns to its caller, `ret` runs at the return address
  * (matched by stack pointer; frames left by longjmp or exceptions are
- * dropped). Several probes may share an address. Placing a probe does not
- * need the process stopped. */
+ * dropped). Several probes may share an address; their handlers run in
+ * the order they were placed, and a probe placed at addr by a handler of
+ * a hit there runs in that hit too (after the others), unless a handler
+ * moved the thread. Placing a probe does not need the process stopped. */
 int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler entry,
 		      _stp_pt_handler ret, void *data, struct _stp_pt_probe **out);
 /* Remove one probe; its int3 goes when no other probe or pending return
  * needs it. Safe while threads run (a thread that already trapped on it is
  * rewound to run the original instruction), and from handlers. -ENOENT
- * for a probe already gone or of another address space. */
+ * for a probe of another address space, or one the engine dropped (its
+ * code unmapped: see _stp_pt_watch_libraries). After 0, or -ENOENT for a
+ * dropped probe, pr is not valid any more (its record is freed once no
+ * return frame names it). */
 int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr);
 uint64_t _stp_pt_probe_addr(const struct _stp_pt_probe *pr);
 /* Number of times the probe's entry (resp. return) fired. */

@@ -25,7 +25,10 @@ struct _stp_pt_probe {
 	_stp_pt_handler entry, ret;
 	void *data;
 	uint64_t hits, returns;
-	int dead; /* removed; kept for frames naming it */
+	uint64_t seq;	    /* the last hit (run_entries) that took it */
+	unsigned frame_refs; /* return frames naming it */
+	int dead;	    /* removed, or dropped (dlclose); in mm->dead_probes */
+	int orphan;	    /* dropped by the engine: the client still has it */
 	struct _stp_pt_probe *next;
 };
 
@@ -61,7 +64,10 @@ struct pt_mm {
 	struct _stp_pt_bkpt *bk[PT_BK_BUCKETS];
 	size_t nbk;
 	struct pt_scratch *scratch;
+	/* probes removed or dropped, kept while something still names them:
+	 * frames, a hit running, the client (orphans); freed by reap_dead */
 	struct _stp_pt_probe *dead_probes;
+	int hits_running;
 	uint64_t syscall_insn; /* an executable 0f 05, 0 until searched */
 	_stp_pt_bkpt_fn bk_watch; /* told of every int3 armed or disarmed */
 	void *bk_watch_data;
@@ -125,6 +131,7 @@ struct _stp_pt_proc {
 	int hold;	     /* keep stopped threads stopped (until resume) */
 	int stopping;	     /* stop-all in progress: only collect events */
 	int follow;	     /* a traced process (not one being released) */
+	int mm_err;	     /* why mm is NULL after an exec (errno), 0: gone */
 	int release_on_exec; /* a vfork child traced only until it execs */
 	int report_threads;  /* attached: thread_start for each at resume */
 	int attached;	     /* not launched by us: it outlives a killed tracer */
@@ -159,6 +166,8 @@ struct _stp_pt_session {
 	struct _stp_pt_thread *pending, **pending_tail;
 	struct pt_parked *parked;
 	struct _stp_pt_stats stats;
+	uint64_t hit_seq; /* run_entries calls */
+	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
 };
 
 /* ptrace_engine.c */

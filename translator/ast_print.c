@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "escape.h"
 #include "lexer.h"
 
 static void print_list(struct strbuf *out, const struct vec *v)
@@ -37,18 +38,11 @@ static void print_string(struct strbuf *out, const struct expr *e, int fmt)
 		lexer_quote_raw(out, e->tok->raw, fmt);
 		return;
 	}
-	struct strbuf raw = {0};
-	for (const char *p = e->str; *p; p++) {
-		switch (*p) {
-		case '\n': sb_puts(&raw, "\\n"); break;
-		case '\t': sb_puts(&raw, "\\t"); break;
-		case '\r': sb_puts(&raw, "\\r"); break;
-		case '\\': sb_puts(&raw, "\\\\"); break;
-		default: sb_putc(&raw, *p);
-		}
-	}
-	lexer_quote_raw(out, sb_str(&raw), fmt);
-	free(raw.s);
+	/* a made-up string (a name from a binary): its escapes are the
+	 * lexer's own, so the text reads back as the same string */
+	char *raw = esc_visible(e->str);
+	lexer_quote_raw(out, raw, fmt);
+	free(raw);
 }
 
 static void print_components(struct strbuf *out, const struct expr *e)

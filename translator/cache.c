@@ -1,14 +1,23 @@
 /* The compiled-object cache: $XDG_CACHE_HOME/stap (else ~/.cache/stap),
- * mode 0700, holding stap_<hash>.c and stap_<hash>.so. The hash (SHA-1)
+ * mode 0700, holding stap_<hash>.c and stap_<hash>.so, and stap_<hash>.sum
+ * with the size and SHA-1 of both, written last: an entry whose files do
+ * not match it (truncated, overwritten) is damaged, said so, removed and
+ * built again, never run; one without it (half written, or of an older
+ * stap) is built again too. The hash (SHA-1)
  * covers everything that changes the object: the script, every tapset
  * file read, script arguments, -D/-G/-g/-u, the runtime header, the
- * compiler binary and this translator binary (so a rebuilt translator
- * never reuses objects of an older one). Entries that are not ours or
- * not private are ignored, never trusted. */
+ * compiler binary, this translator binary (so a rebuilt translator
+ * never reuses objects of an older one) and every probed program and
+ * library with its separate debug file and build-id (names, addresses
+ * and types come from there). Files are known by path, device, inode,
+ * size, mtime and ctime: a rebuilt or replaced file changes the last
+ * ones even when touch(1) gives it the old mtime. Entries that are not
+ * ours or not private are ignored, never trusted. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 #include "emit.h"
+#include "probes_process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,11 +119,33 @@ static void put_file_id(struct sha1 *c, const char *tag, const char *path)
 {
 	struct stat st;
 	char *id = path && stat(path, &st) == 0
-		       ? xasprintf("%s %lld %lld %lld", path, (long long)st.st_size,
-				   (long long)st.st_mtim.tv_sec, (long long)st.st_mtim.tv_nsec)
+		       ? xasprintf("%s %llu %llu %lld %lld.%09ld %lld.%09ld", path,
+				   (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				   (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+				   st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+				   st.st_ctim.tv_nsec)
 		       : xstrdup("none");
 	put(c, tag, id);
 	free(id);
+}
+
+/* An opened module: the file, its build-id and the file its DWARF came
+ * from (the same file, or one under /usr/lib/debug). */
+static void put_module(struct sha1 *c, struct dwq_mod *m)
+{
+	Dwfl_Module *mod = dwq_dwfl_module(m);
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	const char *mainfile = NULL, *debugfile = NULL;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+	struct strbuf b = { 0 };
+	for (int i = 0; i < n; i++)
+		sb_printf(&b, "%02x", bits[i]);
+	put_file_id(c, "module", dwq_path(m));
+	put(c, "build-id", sb_str(&b));
+	free(sb_take(&b));
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	put_file_id(c, "debuginfo", debugfile);
 }
 
 static void put_file_text(struct sha1 *c, const char *tag, const char *path)
@@ -141,6 +172,31 @@ static char *find_in_path(const char *prog)
 	}
 	free(copy);
 	return xstrdup(prog);
+}
+
+/* "SIZE SHA1\n" of a file's contents (malloc'd), NULL if unreadable. */
+static char *file_sum(const char *path)
+{
+	size_t len;
+	char *data = read_file(path, &len), hex[41];
+	if (!data)
+		return NULL;
+	struct sha1 c;
+	sha1_init(&c);
+	sha1_update(&c, data, len);
+	sha1_final(&c, hex);
+	free(data);
+	return xasprintf("%zu %s\n", len, hex);
+}
+
+/* What the .sum file of an entry with these files says. */
+static char *entry_sum(const char *cfile, const char *sofile)
+{
+	char *a = file_sum(cfile), *b = a ? file_sum(sofile) : NULL;
+	char *text = b ? xasprintf("stap-cache-sum 1\n%s%s", a, b) : NULL;
+	free(a);
+	free(b);
+	return text;
 }
 
 static char hash_hex[41];
@@ -192,6 +248,9 @@ const char *cache_hash(struct session *s)
 		if (dp->library)
 			put_file_id(&c, "probed-lib", dp->library);
 	}
+	struct dwq_mod *m;
+	vec_foreach (struct dwq_mod *, m, proc_opened_modules())
+		put_module(&c, m);
 	put(&c, "g", s->guru ? "1" : "0");
 	put(&c, "u", s->unoptimized ? "1" : "0");
 	if (s->runtime_include_dir) {
@@ -246,13 +305,36 @@ int cache_lookup(struct session *s)
 		debug(DBG_CACHE, "cache directory %s missing or not private", s->cache_dir);
 		return 0;
 	}
-	char *c = entry(s, "c"), *so = entry(s, "so");
+	char *c = entry(s, "c"), *so = entry(s, "so"), *sum = entry(s, "sum");
 	if (!private_entry(c, 0) || !private_entry(so, 0)) {
 		debug(DBG_CACHE, "no usable cache entry %s", so);
 		free(c);
 		free(so);
+		free(sum);
 		return 0;
 	}
+	char *want = private_entry(sum, 0) ? read_file(sum, NULL) : NULL;
+	char *have = want ? entry_sum(c, so) : NULL;
+	int intact = have && !strcmp(want, have);
+	free(have);
+	if (!intact) {
+		/* no sum: an entry of an older stap, or one left half written */
+		if (want)
+			fprintf(stderr, "WARNING: cached object '%s' is damaged: compiling it again\n",
+				so);
+		else
+			debug(DBG_CACHE, "cache entry %s has no sum: compiling it again", so);
+		free(want);
+		unlink(sum);
+		unlink(so);
+		unlink(c);
+		free(c);
+		free(so);
+		free(sum);
+		return 0;
+	}
+	free(want);
+	free(sum);
 	s->c_file = c;
 	s->object_file = so;
 	s->cache_hit = 1;
@@ -290,13 +372,9 @@ static int mkdirs(const char *dir)
 	return rc;
 }
 
-/* Copy FROM into the cache as TO, atomically (temp file + rename). */
-static int store_one(const char *from, const char *to, mode_t mode)
+/* Write DATA into the cache as TO, atomically (temp file + rename). */
+static int store_data(const char *data, size_t len, const char *to, mode_t mode)
 {
-	size_t len;
-	char *data = read_file(from, &len);
-	if (!data)
-		return -1;
 	char *tmp = xasprintf("%s.XXXXXX", to);
 	int fd = mkstemp(tmp);
 	int ok = fd >= 0;
@@ -318,8 +396,16 @@ static int store_one(const char *from, const char *to, mode_t mode)
 	if (!ok && fd >= 0)
 		unlink(tmp);
 	free(tmp);
-	free(data);
 	return ok ? 0 : -1;
+}
+
+static int store_one(const char *from, const char *to, mode_t mode)
+{
+	size_t len;
+	char *data = read_file(from, &len);
+	int rc = data ? store_data(data, len, to, mode) : -1;
+	free(data);
+	return rc;
 }
 
 void cache_store(struct session *s)
@@ -330,14 +416,18 @@ void cache_store(struct session *s)
 		debug(DBG_CACHE, "cannot use cache directory %s", s->cache_dir);
 		return;
 	}
-	char *c = entry(s, "c"), *so = entry(s, "so");
+	char *c = entry(s, "c"), *so = entry(s, "so"), *sum = entry(s, "sum");
 	if (strcmp(s->object_file, so) == 0)
 		return; /* already stored */
-	if (store_one(s->c_file, c, 0600) == 0 && store_one(s->object_file, so, 0700) == 0) {
+	char *text = entry_sum(s->c_file, s->object_file);
+	unlink(sum); /* the entry is whole again only once its sum is there */
+	if (text && store_one(s->c_file, c, 0600) == 0 && store_one(s->object_file, so, 0700) == 0 &&
+	    store_data(text, strlen(text), sum, 0600) == 0) {
 		if (s->verbose >= 2)
 			fprintf(stderr, "Copying %s to %s\n", s->object_file, so);
 		s->object_file = so;
 	} else {
 		debug(DBG_CACHE, "could not store %s", so);
 	}
+	free(text);
 }

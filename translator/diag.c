@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "escape.h"
 
 static int n_parse, n_semantic, n_warnings;
 static int n_err_suppressed, n_warn_suppressed;
@@ -24,9 +25,9 @@ static int seen_before(struct vec *seen, const char *key)
 const char *diag_loc_string(const struct srcloc *loc)
 {
 	static char buf[4096];
-	snprintf(buf, sizeof(buf), "%s:%d:%d",
-		 loc->file && loc->file->name ? loc->file->name : "",
-		 loc->line, loc->col);
+	char *name = esc_visible(loc->file && loc->file->name ? loc->file->name : "");
+	snprintf(buf, sizeof(buf), "%s:%d:%d", name, loc->line, loc->col);
+	free(name);
 	return buf;
 }
 
@@ -70,6 +71,15 @@ static void print_chain(FILE *f, const struct token *tok, const char *prefix)
 	}
 }
 
+/* A semantic error or warning may quote names from probed binaries: a
+ * newline or terminal control byte in one must not forge output. */
+static void print_msg(FILE *f, const char *label, const char *msg)
+{
+	char *v = esc_visible(msg);
+	fprintf(f, "%s%s", label, v);
+	free(v);
+}
+
 static void parse_error(const struct token *tok, const char *label,
 			int check_seen, const char *fmt, va_list ap)
 {
@@ -80,11 +90,13 @@ static void parse_error(const struct token *tok, const char *label,
 		free(msg);
 		return;
 	}
+	/* pass 1 reads no binary, and some of its messages are two lines */
 	fprintf(stderr, "parse error: %s\n", msg);
 	free(msg);
 	if (tok && tok->type == TOK_EOF) {
-		fprintf(stderr, "%s%s EOF\n", label,
-			tok->loc.file ? tok->loc.file->name : "");
+		char *name = esc_visible(tok->loc.file ? tok->loc.file->name : "");
+		fprintf(stderr, "%s%s EOF\n", label, name);
+		free(name);
 	} else if (tok) {
 		fprintf(stderr, "%s%s at %s\n", label, token_describe(tok),
 			diag_loc_string(&tok->loc));
@@ -123,9 +135,9 @@ void diag_parse_error_full(const struct token *tok, int saw, int check_seen,
 static void print_token_at(FILE *f, const struct token *tok)
 {
 	const struct source_file *file = tok->loc.file;
-	fprintf(f, "%s at %s:%d:%d\n", token_describe(tok),
-		file && file != last_file ? file->name : "",
-		tok->loc.line, tok->loc.col);
+	char *name = esc_visible(file && file != last_file ? file->name : "");
+	fprintf(f, "%s at %s:%d:%d\n", token_describe(tok), name, tok->loc.line, tok->loc.col);
+	free(name);
 	last_file = file;
 }
 
@@ -138,7 +150,7 @@ static void semantic(const char *site, const struct token *tok,
 		return;
 	}
 	char *msg = xvasprintf(fmt, ap);
-	fprintf(stderr, "semantic error: %s", msg);
+	print_msg(stderr, "semantic error: ", msg);
 	free(msg);
 	if (!tok) {
 		fputs("\n\n", stderr);
@@ -192,7 +204,7 @@ static void warning(const char *site, const struct token *tok,
 		return;
 	}
 	char *msg = xvasprintf(fmt, ap);
-	fprintf(stderr, "WARNING: %s", msg);
+	print_msg(stderr, "WARNING: ", msg);
 	free(msg);
 	if (!tok) {
 		fputc('\n', stderr);

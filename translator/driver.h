@@ -10,7 +10,11 @@ void driver_locate(struct session *s);
 int driver_make_tmpdir(struct session *s);
 /* Remove s->tmpdir, or with -k say it is kept. */
 void driver_remove_tmpdir(struct session *s);
-/* The pid of a running staprun (pass 5), 0 when none; signals go to it. */
+/* Remove s->tmpdir unless -k, silently, with async-signal-safe calls only
+ * (for a signal handler; s->tmpdir stays set). */
+void driver_remove_tmpdir_now(struct session *s);
+/* The pid of a running compiler (pass 4) or staprun (pass 5), 0 when
+ * none; signals go to it. */
 extern volatile int driver_child_pid;
 
 #endif

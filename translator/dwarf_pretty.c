@@ -4,6 +4,7 @@
 #endif
 #include "dwarf_vars.h"
 #include "dwarf_vars_int.h"
+#include "escape.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -21,6 +22,14 @@ struct pp {
 	FILE *f;
 	int cap;
 };
+
+/* A variable or member name, literal text of the format. */
+static void pp_name(struct pp *p, const char *before, const char *name)
+{
+	char *t = esc_format_text(name);
+	fprintf(p->f, "%s%s=", before, t);
+	free(t);
+}
 
 static void pp_arg(struct pp *p, enum dwv_arg_kind kind, const struct dwv_access *acc)
 {
@@ -95,7 +104,7 @@ static void pp_struct(struct pp *p, struct dwv_access *acc, struct dwv_type *rt,
 			    dwv_resolve_type(&mt, &mrt) < 0 ||
 			    dwv__member_offset(&c, &off, &bs, &bo, mrt.size) < 0)
 				continue;
-			fprintf(p->f, "%s.%s=", first ? "" : ", ", nm);
+			pp_name(p, first ? "." : ", .", nm);
 			first = 0;
 			sub = sub_access(acc, DWV_OP_ADD, off);
 			sub.bit_size = bs;
@@ -245,7 +254,7 @@ int dwv_pretty_scope(struct dwq_mod *m, uint64_t pc, enum dwv_which which, int s
 		struct dwv_var *v = &vars.v[i];
 		struct dwv_access acc;
 
-		fprintf(p.f, "%s%s=", i ? " " : "", v->name);
+		pp_name(&p, i ? " " : "", v->name);
 		if (!v->located || dwv_access(m, v, NULL, 0, &acc, NULL, 0) < 0) {
 			fputc('?', p.f);
 			continue;

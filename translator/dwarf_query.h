@@ -20,7 +20,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
-#define DWQ_ERRLEN 512
+#define DWQ_ERRLEN 4096 /* names from binaries can be long */
 
 struct dwq_mod; /* one opened binary or library */
 

@@ -131,7 +131,7 @@ static void type_name_rec(Dwarf_Die *t, char *buf, size_t len, int depth)
 	Dwarf_Die inner;
 	const char *nm = dwv__die_name(t);
 	int has_inner = dwv__die_type(t, &inner) == 0;
-	char sub[512];
+	char sub[2048];
 
 	if (depth > 16) {
 		snprintf(buf, len, "?");
@@ -197,7 +197,7 @@ static void type_name_rec(Dwarf_Die *t, char *buf, size_t len, int depth)
 
 char *dwv_type_name(Dwarf_Die *type)
 {
-	char buf[1024];
+	char buf[4096];
 
 	type_name_rec(type, buf, sizeof buf, 0);
 	return strdup(buf);

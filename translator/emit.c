@@ -58,33 +58,14 @@ const char *emit_label(struct emitter *E, const char *prefix)
 	return xasprintf("%s_%d", prefix, emit_id(E));
 }
 
-const char *emit_cstr(const char *s)
-{
-	struct strbuf b = {0};
-	sb_putc(&b, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			sb_printf(&b, "\\%c", *p);
-		else if (*p == '\n')
-			sb_puts(&b, "\\n");
-		else if (*p == '\t')
-			sb_puts(&b, "\\t");
-		else if (*p < 32 || *p >= 127 || *p == '?')
-			sb_printf(&b, "\\%03o", *p); /* '?': no trigraphs */
-		else
-			sb_putc(&b, (char)*p);
-	}
-	sb_putc(&b, '"');
-	return sb_take(&b);
-}
-
 const char *emit_tokloc(const struct token *t)
 {
 	if (!t)
 		return "0";
 	const char *file = t->loc.file ? t->loc.file->name : "<input>";
 	char *s = xasprintf("%s at %s:%d:%d", token_describe(t), file, t->loc.line, t->loc.col);
-	return emit_cstr(s);
+	/* only ever printed (run-time error messages): the display form */
+	return emit_cstr(esc_visible(s));
 }
 
 void emit_fail(struct emitter *E, const char *msg_literal, const struct token *t)
@@ -107,7 +88,7 @@ void emit_error(struct emitter *E, const struct token *t, const char *fmt, ...)
 		if (t && t->loc.file)
 			diag_semantic_error_site(msg, t, "%s", msg);
 		else
-			fprintf(stderr, "ERROR: %s\n", msg);
+			fprintf(stderr, "ERROR: %s\n", esc_visible(msg));
 	}
 	free(msg);
 	E->errors++;
@@ -131,25 +112,14 @@ const char *emit_ctype(enum exp_type t)
 	}
 }
 
-/* Script names may carry characters C does not allow (mangled privates). */
-static char *sanitize(const char *name)
-{
-	char *s = xstrdup(name);
-	for (char *p = s; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '_'))
-			*p = '_';
-	return s;
-}
-
 const char *emit_var(const struct vardecl *v)
 {
 	if (v->is_global)
-		return xasprintf("g_%s", sanitize(v->name));
-	return xasprintf("l->l_%s", sanitize(v->name));
+		return emit_ident("g", v->name);
+	return xasprintf("l->%s", emit_ident("l", v->name));
 }
 
-/* f_NAME, or f_NAME__N when overloads share a name. */
+/* f_NAME, or fN_NAME when overloads share a name (N: its index). */
 const char *emit_fname(const struct functiondecl *f)
 {
 	int dup = 0, idx = 0;
@@ -160,9 +130,14 @@ const char *emit_fname(const struct functiondecl *f)
 		else if (strcmp(g->name, f->name) == 0)
 			dup = 1;
 	}
-	if (dup)
-		return xasprintf("f_%s__%d", sanitize(f->name), idx);
-	return xasprintf("f_%s", sanitize(f->name));
+	return emit_ident(dup ? xasprintf("f%d", idx) : "f", f->name);
+}
+
+/* The frames of function F: "x" and its C name (a suffix could meet
+ * another function's name, and F_ names are libc's macros). */
+const char *emit_frames(const struct functiondecl *f)
+{
+	return xasprintf("x%s", emit_fname(f));
 }
 
 /* ---- globals ---- */
@@ -219,7 +194,7 @@ static void emit_global_decls(struct emitter *E, struct strbuf *o)
 		else
 			sb_printf(o, "static int64_t %s;\n", n);
 	}
-	sb_puts(o, "static int x_next; /* `next` called in a function */\n\n");
+	sb_puts(o, "static int x_next; /* `next` in a function: run the next overload */\n\n");
 }
 
 static int variance_shift(struct emitter *E, const struct vardecl *v)
@@ -316,22 +291,22 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 
 static void frame_var(struct strbuf *o, const struct vardecl *v)
 {
-	const char *n = sanitize(v->name);
+	const char *n = emit_ident("l", v->name);
 	if (v->type == T_STRING)
-		sb_printf(o, "\tchar l_%s[MAXSTRINGLEN];\n", n);
+		sb_printf(o, "\tchar %s[MAXSTRINGLEN];\n", n);
 	else if (v->type == T_STATS)
-		sb_printf(o, "\tconst struct _stp_stat *l_%s;\n", n);
+		sb_printf(o, "\tconst struct _stp_stat *%s;\n", n);
 	else
-		sb_printf(o, "\tint64_t l_%s;\n", n);
+		sb_printf(o, "\tint64_t %s;\n", n);
 }
 
 static void zero_var(struct strbuf *o, const struct vardecl *v)
 {
-	const char *n = sanitize(v->name);
+	const char *n = emit_var(v);
 	if (v->type == T_STRING)
-		sb_printf(o, "\tl->l_%s[0] = 0;\n", n);
+		sb_printf(o, "\t%s[0] = 0;\n", n);
 	else
-		sb_printf(o, "\tl->l_%s = 0;\n", n);
+		sb_printf(o, "\t%s = 0;\n", n);
 }
 
 /* Generate BODY with the labels of a fresh frame; returns the code. */
@@ -374,7 +349,7 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 		sb_puts(decls, "\tint64_t __retvalue;\n");
 	sb_puts(decls, sb_str(&tmps));
 	sb_puts(decls, "\tchar x_unused;\n};\n");
-	sb_printf(decls, "static struct %s_locals %s_frames[MAXNESTING];\n", fn, fn);
+	sb_printf(decls, "static struct %s_locals %s[MAXNESTING];\n", fn, emit_frames(f));
 	sb_printf(decls, "static void %s(struct _stp_context *c, struct %s_locals *l);\n\n", fn,
 		  fn);
 
@@ -384,12 +359,12 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 	if (embedded)
 		emit_embedded_body(&sub, f);
 
-	sb_printf(defs, "/* function %s */\n", f->name);
+	sb_printf(defs, "/* function %s */\n", emit_comment(f->name));
 	sb_printf(defs, "static void %s(struct _stp_context *c, struct %s_locals *l)\n{\n", fn, fn);
 	sb_printf(defs,
 		  "\tif (c->nesting >= MAXNESTING) {\n"
 		  "\t\tc->last_error = \"MAXNESTING exceeded\";\n"
-		  "\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n",
+		  "\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n\tx_next = 0;\n",
 		  emit_tokloc(f->tok));
 	vec_foreach (struct vardecl *, v, &f->locals)
 		zero_var(defs, v);
@@ -431,7 +406,7 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	sb_puts(decls, sb_str(&tmps));
 	sb_puts(decls, "\tchar x_unused;\n};\n");
 
-	sb_printf(defs, "/* probe %s */\n", dp->pp);
+	sb_printf(defs, "/* probe %s */\n", emit_comment(dp->pp));
 	sb_printf(defs, "static void p_%d(struct _stp_context *c)\n{\n", idx);
 	sb_printf(
 	    defs,
@@ -515,8 +490,10 @@ static void collect_calls_expr(const struct expr *e, struct vec *out)
 	if (!e)
 		return;
 	struct expr *x;
-	if (e->kind == E_CALL && e->func)
-		vec_push(out, e->func);
+	struct functiondecl *fd;
+	if (e->kind == E_CALL)
+		vec_foreach (struct functiondecl *, fd, &e->referents)
+			vec_push(out, fd);
 	collect_calls_expr(e->left, out);
 	collect_calls_expr(e->right, out);
 	collect_calls_expr(e->cond, out);
@@ -631,7 +608,7 @@ int pass3_translate(struct session *s)
 	E.o = &out;
 	emit_prologue(&E, &out);
 	vec_foreach (struct embedded_block *, eb, &s->embeds) {
-		sb_printf(&out, "/* %%{ from %s */\n", eb->file ? eb->file->name : "?");
+		sb_printf(&out, "/* %%{ from %s */\n", emit_comment(eb->file ? eb->file->name : "?"));
 		sb_puts(&out, eb->code);
 		sb_puts(&out, "\n");
 	}
@@ -675,6 +652,8 @@ int pass3_translate(struct session *s)
 			char *pn = dp_full_pn(dp);
 			if (pn && strcmp(pn, pp))
 				sb_printf(&out, ", .pn = %s", emit_cstr(pn));
+			if (dp->optional)
+				sb_puts(&out, ", .optional = 1");
 			sb_puts(&out, " },\n");
 			free(pp);
 			free(pn);

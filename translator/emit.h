@@ -38,6 +38,7 @@
 #ifndef STAP_EMIT_H
 #define STAP_EMIT_H
 
+#include "escape.h"
 #include "session.h"
 
 /* ---- cache (cache.c) ---- */
@@ -83,8 +84,6 @@ int emit_id(struct emitter *E);
 const char *emit_strtmp(struct emitter *E);
 /* A new label name "PREFIX_N" (static storage). */
 const char *emit_label(struct emitter *E, const char *prefix);
-/* C string literal for S (quoted and escaped). */
-const char *emit_cstr(const char *s);
 /* C literal of "token-description at FILE:LINE:COL". */
 const char *emit_tokloc(const struct token *t);
 /* "c->last_error = MSG; c->last_stmt = LOC; goto ERR;" as one C statement. */
@@ -102,6 +101,8 @@ void emit_expr(struct emitter *E, const struct expr *e);
 const char *emit_var(const struct vardecl *v);
 /* The C name of a script function: "f_NAME" (or "f_NAME__N" for overloads). */
 const char *emit_fname(const struct functiondecl *f);
+/* Its frames array (static, indexed by call depth). */
+const char *emit_frames(const struct functiondecl *f);
 /* Render E into a new string instead of E->o. */
 char *emit_to_string(struct emitter *E, const struct expr *e);
 int emit_has_side_effects(const struct expr *e);

@@ -1,12 +1,14 @@
 /* The -p2 output, as SystemTap 4.8 prints it: "# globals", "# functions"
  * (sorted by name) and "# probes" with each derived probe's locals; with
  * -v also the bodies, where globals print as __global_NAME and calls as
- * __global_NAME__overload_0 and single-statement blocks print as their
- * statement. */
+ * __global_NAME__overload_N (N: the overload that runs first) and
+ * single-statement blocks print as their statement. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elaborate.h"
+#include "escape.h"
 
 static void put_type(struct strbuf *b, enum exp_type t)
 {
@@ -66,8 +68,8 @@ static int rename_expr(struct expr *e, void *arg)
 	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
 		nn = mangle(e->str, e->var->is_private, e->var->file);
 	else if (e->kind == E_CALL && e->func)
-		nn =
-		    xasprintf("%s__overload_0", mangle(e->str, e->func->is_private, e->func->file));
+		nn = xasprintf("%s__overload_%d",
+			       mangle(e->str, e->func->is_private, e->func->file), e->func->overload);
 	if (nn) {
 		vec_push(&r->exprs, e);
 		vec_push(&r->names, (void *)e->str);
@@ -119,7 +121,13 @@ static int fn_cmp(const void *a, const void *b)
 	int r = strcmp(mx, my);
 	free(mx);
 	free(my);
-	return r;
+	if (r)
+		return r;
+	/* SystemTap's order is that of __overload_N as text */
+	char nx[16], ny[16];
+	snprintf(nx, sizeof nx, "%d", x->overload);
+	snprintf(ny, sizeof ny, "%d", y->overload);
+	return strcmp(nx, ny);
 }
 
 static void print_functions(struct session *s, struct strbuf *out)
@@ -159,19 +167,25 @@ static void print_functions(struct session *s, struct strbuf *out)
 
 static void print_probe(struct session *s, struct strbuf *out, struct derived_probe *dp)
 {
-	char *pp = dp_full_pp(dp);
+	/* names from probed binaries: shown, control bytes escaped */
+	char *raw = dp_full_pp(dp), *pp = esc_visible(raw);
+	free(raw);
 	sb_puts(out, pp);
 	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN) {
 		/* SystemTap's probes at an address: where in the file (a
 		 * fixed-address executable's offset from its start), and the
 		 * resolved point in place of the alias chain */
-		char *from = dp_full_from(dp);
+		raw = dp_full_from(dp);
+		char *from = esc_visible(raw);
+		free(raw);
 		sb_printf(out, " /* pc=%s+0x%llx */ /* <- %s */\n",
 			  dp->module_base ? ".absolute" : ".dynamic",
 			  (unsigned long long)(dp->addr - dp->module_base), from);
 		free(from);
 	} else {
-		sb_printf(out, " /* <- %s */\n", dp->alias_pp ? dp->alias_pp : dp->pp);
+		char *from = esc_visible(dp->alias_pp ? dp->alias_pp : dp->pp);
+		sb_printf(out, " /* <- %s */\n", from);
+		free(from);
 	}
 	free(pp);
 	if (dp->probe->locals.n) {

@@ -28,4 +28,8 @@ void proc_lower_targets(struct elab *c, int from);
  * proc_lower_targets (probes_process.c). */
 void proc_lower_marks(struct elab *c, int from);
 
+/* Every module (struct dwq_mod *) opened while resolving process probes:
+ * what the compiled object depends on besides the script (cache.c). */
+const struct vec *proc_opened_modules(void);
+
 #endif
