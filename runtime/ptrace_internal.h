@@ -25,10 +25,10 @@ struct _stp_pt_probe {
 	_stp_pt_handler entry, ret;
 	void *data;
 	uint64_t hits, returns;
-	uint64_t seq;	    /* the last hit (run_entries) that took it */
+	uint64_t seq;	     /* the last hit (run_entries) that took it */
 	unsigned frame_refs; /* return frames naming it */
-	int dead;	    /* removed, or dropped (dlclose); in mm->dead_probes */
-	int orphan;	    /* dropped by the engine: the client still has it */
+	int dead;	     /* removed, or dropped (dlclose); in mm->dead_probes */
+	int orphan;	     /* dropped by the engine: the client still has it */
 	struct _stp_pt_probe *next;
 };
 
@@ -68,7 +68,7 @@ struct pt_mm {
 	 * frames, a hit running, the client (orphans); freed by reap_dead */
 	struct _stp_pt_probe *dead_probes;
 	int hits_running;
-	uint64_t syscall_insn; /* an executable 0f 05, 0 until searched */
+	uint64_t syscall_insn;	  /* an executable 0f 05, 0 until searched */
 	_stp_pt_bkpt_fn bk_watch; /* told of every int3 armed or disarmed */
 	void *bk_watch_data;
 };
@@ -166,7 +166,7 @@ struct _stp_pt_session {
 	struct _stp_pt_thread *pending, **pending_tail;
 	struct pt_parked *parked;
 	struct _stp_pt_stats stats;
-	uint64_t hit_seq; /* run_entries calls */
+	uint64_t hit_seq;		      /* run_entries calls */
 	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
 };
 

@@ -11,11 +11,11 @@
 struct _stp_xl_agent_syms {
 	const unsigned char *code;
 	size_t size;
-	uint32_t entry[XL_E_N]; /* enum xl_entry */
-	uint32_t entry_end; /* end of the entry stubs (step out of them) */
-	uint32_t exit; /* the exit stub */
-	uint32_t doorbell_after; /* pc of a thread stopped at the doorbell */
-	uint32_t sigtrap, restorer; /* the SIGTRAP handler of attached processes */
+	uint32_t entry[XL_E_N];	       /* enum xl_entry */
+	uint32_t entry_end;	       /* end of the entry stubs (step out of them) */
+	uint32_t exit;		       /* the exit stub */
+	uint32_t doorbell_after;       /* pc of a thread stopped at the doorbell */
+	uint32_t sigtrap, restorer;    /* the SIGTRAP handler of attached processes */
 	uint32_t body_start, body_end; /* the C body: the native state is saved */
 };
 

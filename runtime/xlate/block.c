@@ -121,7 +121,7 @@ void xb_exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target)
 static void rec_reserve(struct tctx *c, const struct xl_label *retry, uint64_t back, int back_src)
 {
 	struct cold *k = xb_cold_new(c, C_FULL);
-	struct xl_label room = { -1 };
+	struct xl_label room = {-1};
 
 	if (!k)
 		return;
@@ -201,7 +201,7 @@ static void push_ret(struct tctx *c, uint64_t pc, uint64_t ret)
  * keys: a hit leaves rcx zero), else to the agent. */
 static void lookup(struct tctx *c, int jump)
 {
-	struct xl_label hit = { -1 };
+	struct xl_label hit = {-1};
 	uint64_t base = c->xt->rg.addr;
 	uint64_t keys = base + (jump ? XL_JKEYS_OFF : XL_RKEYS_OFF);
 	uint64_t vals = base + (jump ? XL_JVALS_OFF : XL_RVALS_OFF);
@@ -235,9 +235,8 @@ static void load_target(struct tctx *c, const struct xl_insn *in)
 	int64_t disp = op->mem.disp.value;
 	if (op->mem.base == ZYDIS_REGISTER_RIP)
 		disp = (int64_t)in->rip_addr; /* encoded for the new address */
-	ZydisEncoderOperand ops[2] = {
-		REG(RAX), xl_mem(op->mem.base, op->mem.index, op->mem.scale, disp, 8)
-	};
+	ZydisEncoderOperand ops[2] = {REG(RAX),
+				      xl_mem(op->mem.base, op->mem.index, op->mem.scale, disp, 8)};
 	xl_emit_seg(&c->e, in->segment_attr, MN(MOV), 2, ops); /* fs:/gs: kept */
 }
 
@@ -250,7 +249,7 @@ static int cross(struct tctx *c, uint64_t from, uint64_t to)
 
 static void do_call(struct tctx *c, const struct xl_insn *in)
 {
-	struct xl_label start = { -1 };
+	struct xl_label start = {-1};
 	uint64_t a = in->pc, r = in->pc + in->len;
 	int ind = in->cls == XL_I_CALL_IND;
 
@@ -283,7 +282,7 @@ static void do_call(struct tctx *c, const struct xl_insn *in)
 
 static void do_ret(struct tctx *c, const struct xl_insn *in)
 {
-	struct xl_label start = { -1 };
+	struct xl_label start = {-1};
 	uint64_t a = in->pc;
 	int pop = 8 + in->ret_imm;
 
@@ -320,7 +319,7 @@ static void do_jmp_ind(struct tctx *c, const struct xl_insn *in)
  * the exit. The state rolls back to the jump itself (flags untouched). */
 static void xjump(struct tctx *c, uint64_t a, uint64_t target)
 {
-	struct xl_label start = { -1 };
+	struct xl_label start = {-1};
 
 	save3(c, a, &start);
 	rec_reserve(c, &start, a, XL_PC_CONST);
@@ -368,7 +367,7 @@ static void do_jcc(struct tctx *c, const struct xl_insn *in)
 /* jrcxz, loop*: rel8 only: over a jmp to the far exit. */
 static void do_jcxz(struct tctx *c, const struct xl_insn *in)
 {
-	struct xl_label taken = { -1 };
+	struct xl_label taken = {-1};
 	uint64_t f = in->pc + in->len;
 
 	xb_clean(c, in->pc);
@@ -385,8 +384,8 @@ static void do_jcxz(struct tctx *c, const struct xl_insn *in)
  * clone3 go through a copy after which a child (rax 0) leaves at once. */
 static void do_syscall(struct tctx *c, const struct xl_insn *in)
 {
-	static const int16_t clones[] = { 56, 57, 58, 435 };
-	struct xl_label sys = { -1 }, after = { -1 }, to_sr = { -1 }, to_cl = { -1 }, go = { -1 };
+	static const int16_t clones[] = {56, 57, 58, 435};
+	struct xl_label sys = {-1}, after = {-1}, to_sr = {-1}, to_cl = {-1}, go = {-1};
 	uint64_t a = in->pc, f = in->pc + in->len;
 	struct cold *sr = xb_cold_new(c, C_SIGRET), *cl = xb_cold_new(c, C_CLONE);
 
@@ -410,7 +409,7 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	xl_emit_bind(&c->e, &go);
 	xl_emit_bind(&c->e, &sys);
 	xl_emit0(&c->e, MN(SYSCALL));
-	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = f };
+	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = f};
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, f);
 	xl_emit_bind(&c->e, &after);
 	xb_clean(c, f);
@@ -485,11 +484,11 @@ static void cold_exit(struct tctx *c, struct cold *k)
 /* pc: the syscall; pc2: the native next pc. */
 static void cold_clone(struct tctx *c, struct cold *k)
 {
-	struct xl_label child = { -1 }, after = { k->back };
+	struct xl_label child = {-1}, after = {k->back};
 
 	xb_mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
 	xl_emit0(&c->e, MN(SYSCALL));
-	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = k->pc2 };
+	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = k->pc2};
 	xl_emit2(&c->e, MN(MOV), REG(RCX), REG(RAX));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &child);
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
@@ -497,7 +496,7 @@ static void cold_clone(struct tctx *c, struct cold *k)
 	xl_emit_branch_to(&c->e, MN(JMP), &after);
 	/* the child: native at once, reading nothing of ours */
 	xl_emit_bind(&c->e, &child);
-	c->e.st = (struct xl_state){ .kind = XL_ST_SYSRET, .pc = k->pc2 };
+	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = k->pc2};
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
 	xb_clean(c, k->pc2);
 	xl_emit1(&c->e, MN(JMP), REG(RCX));
@@ -525,7 +524,7 @@ static void cold_xjump(struct tctx *c, struct cold *k)
  * pc: the block's native start; the jump site is in s_from. */
 static void cold_jrec(struct tctx *c, struct cold *k, struct xl_label *ientry)
 {
-	struct xl_label start = { -1 };
+	struct xl_label start = {-1};
 
 	xb_mid(c, 0, XL_PC_FROM, RAXRCX, 0);
 	xl_emit_bind(&c->e, &start);
@@ -658,7 +657,7 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 			break;
 		}
 		if (bk) {
-			c->e.st = (struct xl_state){ .kind = XL_ST_TRAP, .pc = pc };
+			c->e.st = (struct xl_state){.kind = XL_ST_TRAP, .pc = pc};
 			xl_emit0(&c->e, MN(INT3));
 			c->after_trap_pc = pc;
 		}
@@ -690,7 +689,7 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 		       struct xl_block **out, const char **why)
 {
 	struct tctx *c = calloc(1, sizeof *c);
-	struct xl_label ientry = { -1 };
+	struct xl_label ientry = {-1};
 	uint8_t *buf = malloc(XL_BLOCK_MAX);
 	uint64_t start = (ch->addr + ch->used + 15) & ~15ull, end = native;
 	struct xl_block *b = NULL;

@@ -24,24 +24,24 @@ enum cold_kind {
 	C_JREC,
 	C_XJUMP,
 	C_CHECK,
-	C_RSEQ, /* the copy of an active critical section (rseq.c) */
+	C_RSEQ,	    /* the copy of an active critical section (rseq.c) */
 	C_RSEQ_CHK, /* rseq_cs set after a store at fs: (rseq.c) */
 	C_RSEQ_OUT, /* a branch out of a section's copy (rseq.c) */
 };
 
 struct cold {
 	int kind;
-	uint64_t after_trap_pc; /* the instruction's (struct tctx) */
-	struct xl_label at; /* where it starts */
-	int32_t back; /* offset of where it goes back to: C_FULL: the
-		       * retry; C_CLONE: after the syscall; C_SIGRET:
-		       * the syscall; C_RSEQ_CHK: the check's end (all
-		       * bound before cold code) */
-	uint64_t pc, pc2; /* native pcs (see each kind) */
-	int pc_src; /* C_FULL: where its native pc is */
-	int exit; /* C_EXIT: the exit's index */
+	uint64_t after_trap_pc;	       /* the instruction's (struct tctx) */
+	struct xl_label at;	       /* where it starts */
+	int32_t back;		       /* offset of where it goes back to: C_FULL: the
+					* retry; C_CLONE: after the syscall; C_SIGRET:
+					* the syscall; C_RSEQ_CHK: the check's end (all
+					* bound before cold code) */
+	uint64_t pc, pc2;	       /* native pcs (see each kind) */
+	int pc_src;		       /* C_FULL: where its native pc is */
+	int exit;		       /* C_EXIT: the exit's index */
 	const struct xl_rseq_sec *sec; /* C_RSEQ */
-	ZydisRegister src; /* C_RSEQ_CHK: the stored register, or NONE */
+	ZydisRegister src;	       /* C_RSEQ_CHK: the stored register, or NONE */
 };
 
 struct tctx {
@@ -54,13 +54,13 @@ struct tctx {
 	int nex;
 	struct xl_label jentry;
 	uint64_t native, native_end;
-	int checked; /* code that may change: compared at entry */
-	int32_t body_real; /* checked: the body after the check's jump */
+	int checked;		      /* code that may change: compared at entry */
+	int32_t body_real;	      /* checked: the body after the check's jump */
 	uint8_t expect[XL_CHECK_MAX]; /* checked: its bytes, as in memory */
-	uint64_t after_trap_pc; /* the instruction being translated follows
-				 * the trap stub of a breakpoint there */
-	int shadow; /* the rseq shadow descriptor taken, or -1 */
-	struct cold *entry_copy; /* a section's copy at the block's start */
+	uint64_t after_trap_pc;	      /* the instruction being translated follows
+				       * the trap stub of a breakpoint there */
+	int shadow;		      /* the rseq shadow descriptor taken, or -1 */
+	struct cold *entry_copy;      /* a section's copy at the block's start */
 	const char *why;
 };
 

@@ -66,7 +66,7 @@ static void frange_add(struct xl_proc *xp, uint64_t lo, uint64_t hi, uint32_t fi
 	if ((i > 0 && xp->fr[i - 1].hi > lo) || (i < xp->nfr && xp->fr[i].lo < hi))
 		return; /* overlapping symbols: ask again next time */
 	memmove(xp->fr + i + 1, xp->fr + i, (xp->nfr - i) * sizeof *xp->fr);
-	xp->fr[i] = (struct xl_frange){ lo, hi, fid };
+	xp->fr[i] = (struct xl_frange){lo, hi, fid};
 	xp->nfr++;
 }
 

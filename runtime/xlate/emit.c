@@ -160,7 +160,7 @@ int xl_emit1(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a)
 
 int xl_emit2(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a, ZydisEncoderOperand b)
 {
-	ZydisEncoderOperand ops[2] = { a, b };
+	ZydisEncoderOperand ops[2] = {a, b};
 
 	return xl_emit_op(e, mn, 2, ops);
 }
@@ -214,7 +214,7 @@ int xl_emit_branch_to(struct xl_emit *e, ZydisMnemonic mn, struct xl_label *l)
 		e->fx = v;
 		e->capfx = cap;
 	}
-	e->fx[e->nfx++] = (struct xl_fixup){ (uint32_t)at, (uint8_t)(e->len - at), mn, l };
+	e->fx[e->nfx++] = (struct xl_fixup){(uint32_t)at, (uint8_t)(e->len - at), mn, l};
 	return 0;
 }
 
@@ -244,7 +244,7 @@ int xl_emit_bytes(struct xl_emit *e, const uint8_t *b, size_t n)
 
 long xl_emit_quad(struct xl_emit *e, uint64_t v)
 {
-	static const uint8_t pad[8] = { 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc };
+	static const uint8_t pad[8] = {0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
 	size_t fill = (8 - (xl_emit_here(e) & 7)) & 7;
 
 	if (fill && put(e, pad, fill) < 0)
@@ -269,14 +269,14 @@ int xl_emit_branch_to_at(uint8_t *code, size_t len, ZydisMnemonic mn, uint64_t a
 
 void xl_st_clean(struct xl_emit *e, uint64_t pc)
 {
-	e->st = (struct xl_state){ .kind = XL_ST_CLEAN, .pc_src = XL_PC_CONST, .pc = pc };
+	e->st = (struct xl_state){.kind = XL_ST_CLEAN, .pc_src = XL_PC_CONST, .pc = pc};
 }
 
 void xl_st_mid(struct xl_emit *e, uint64_t pc, int pc_src, int saved, int rsp_adj)
 {
-	e->st = (struct xl_state){ .kind = XL_ST_MID,
-				   .saved = (uint8_t)saved,
-				   .pc_src = (uint8_t)pc_src,
-				   .rsp_adj = (int16_t)rsp_adj,
-				   .pc = pc };
+	e->st = (struct xl_state){.kind = XL_ST_MID,
+				  .saved = (uint8_t)saved,
+				  .pc_src = (uint8_t)pc_src,
+				  .rsp_adj = (int16_t)rsp_adj,
+				  .pc = pc};
 }

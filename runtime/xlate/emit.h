@@ -14,28 +14,28 @@
 
 /* What a stop just before an instruction means in native terms. */
 enum xl_st_kind {
-	XL_ST_CLEAN, /* native registers = cache registers; pc = native insn */
-	XL_ST_MID, /* inside instrumentation: apply the fields */
+	XL_ST_CLEAN,  /* native registers = cache registers; pc = native insn */
+	XL_ST_MID,    /* inside instrumentation: apply the fields */
 	XL_ST_SYSRET, /* just after the syscall: pc = native next, rcx = pc */
-	XL_ST_TRAP, /* a trap stub's int3 for the breakpoint at pc */
-	XL_ST_RSEQ, /* in the copy of an rseq critical section: aborted,
-		     * pc = its abort handler (rseq.c) */
+	XL_ST_TRAP,   /* a trap stub's int3 for the breakpoint at pc */
+	XL_ST_RSEQ,   /* in the copy of an rseq critical section: aborted,
+		       * pc = its abort handler (rseq.c) */
 };
 enum xl_pc_src {
 	XL_PC_CONST, /* pc */
-	XL_PC_TGT, /* the control block's s_tgt (an indirect target) */
-	XL_PC_FROM, /* its s_from (an indirect jump's address) */
+	XL_PC_TGT,   /* the control block's s_tgt (an indirect target) */
+	XL_PC_FROM,  /* its s_from (an indirect jump's address) */
 };
 #define XL_SAVED_RAX 1
 #define XL_SAVED_RCX 2
 #define XL_SAVED_RDX 4
 
 struct xl_state {
-	uint8_t kind; /* enum xl_st_kind */
-	uint8_t saved; /* XL_SAVED_*: the program's value is in its slot */
-	uint8_t pc_src; /* enum xl_pc_src */
+	uint8_t kind;	    /* enum xl_st_kind */
+	uint8_t saved;	    /* XL_SAVED_*: the program's value is in its slot */
+	uint8_t pc_src;	    /* enum xl_pc_src */
 	uint8_t after_trap; /* the breakpoint at pc has trapped already */
-	int16_t rsp_adj; /* native rsp = rsp + rsp_adj */
+	int16_t rsp_adj;    /* native rsp = rsp + rsp_adj */
 	uint64_t pc;
 };
 
@@ -56,10 +56,10 @@ struct xl_fixup {
 };
 
 struct xl_emit {
-	uint8_t *buf; /* where the bytes go (staprun's view) */
-	uint64_t pc; /* the target address of buf[0] */
-	size_t len, cap; /* bytes used, room */
-	int err; /* sticky: -ENOSPC, -EINVAL (an encoding failed) */
+	uint8_t *buf;	    /* where the bytes go (staprun's view) */
+	uint64_t pc;	    /* the target address of buf[0] */
+	size_t len, cap;    /* bytes used, room */
+	int err;	    /* sticky: -ENOSPC, -EINVAL (an encoding failed) */
 	struct xl_state st; /* given to each instruction emitted next */
 	struct xl_annot *an;
 	size_t nan, capan;

@@ -14,12 +14,12 @@
 
 #define XL_AGENT_OFF 0x0 /* agent code, r-x */
 #define XL_AGENT_MAX 0x4000
-#define XL_CTL_OFF 0x4000 /* control block, rw- from here on */
+#define XL_CTL_OFF 0x4000   /* control block, rw- from here on */
 #define XL_STACK_OFF 0x5000 /* agent stack */
 #define XL_STACK_TOP 0x9000
 #define XL_TAB_BITS 16 /* lookup table index: low 16 bits */
 #define XL_TAB_N (1u << XL_TAB_BITS)
-#define XL_RKEYS_OFF 0x10000 /* return/call table: negated keys */
+#define XL_RKEYS_OFF 0x10000			   /* return/call table: negated keys */
 #define XL_RVALS_OFF (XL_RKEYS_OFF + 8 * XL_TAB_N) /* indirect entries */
 #define XL_JKEYS_OFF (XL_RVALS_OFF + 8 * XL_TAB_N) /* jump table */
 #define XL_JVALS_OFF (XL_JKEYS_OFF + 8 * XL_TAB_N) /* jump entries */
@@ -36,13 +36,13 @@
  * case the program's rax and rcx are in s_rax/s_rcx, every other register
  * is the program's, and native_pc is where the thread is in native terms
  * (with those registers). */
-#define XL_E_MISS_RET 0 /* lookup miss, return/call table; rax = target */
-#define XL_E_MISS_JMP 1 /* lookup miss, jump table; s_tgt = target */
+#define XL_E_MISS_RET 0	   /* lookup miss, return/call table; rax = target */
+#define XL_E_MISS_JMP 1	   /* lookup miss, jump table; s_tgt = target */
 #define XL_E_MISS_DIRECT 2 /* a direct exit not translated yet; rax = target */
-#define XL_E_FULL 3 /* ring full: retry is where to go on */
-#define XL_E_SIGRETURN 4 /* rt_sigreturn (rax 15): the agent runs it */
-#define XL_E_FALLBACK 5 /* an instruction that cannot be translated */
-#define XL_E_RSEQ 6 /* rseq_cs holds a descriptor the block does not know */
+#define XL_E_FULL 3	   /* ring full: retry is where to go on */
+#define XL_E_SIGRETURN 4   /* rt_sigreturn (rax 15): the agent runs it */
+#define XL_E_FALLBACK 5	   /* an instruction that cannot be translated */
+#define XL_E_RSEQ 6	   /* rseq_cs holds a descriptor the block does not know */
 #define XL_E_N 7
 
 /* ---- control block offsets (struct xl_ctl, checked below) ---- */
@@ -66,9 +66,9 @@
 /* ---- records ---- */
 
 enum xl_kind {
-	XL_REC_CALL = 1, /* from: call insn, to: callee, sp: return-address slot */
-	XL_REC_RET = 2, /* from: ret insn, to: return address, sp: after the ret */
-	XL_REC_JUMP = 3, /* into another function: from, to, sp */
+	XL_REC_CALL = 1,   /* from: call insn, to: callee, sp: return-address slot */
+	XL_REC_RET = 2,	   /* from: ret insn, to: return address, sp: after the ret */
+	XL_REC_JUMP = 3,   /* into another function: from, to, sp */
 	XL_REC_SIGNAL = 4, /* handler entry: from: interrupted pc, to: handler */
 };
 #define XL_KIND_SHIFT 56
@@ -85,7 +85,7 @@ struct xl_rec {
  * staprun while the thread is stopped, read by the agent). */
 struct xl_dirent {
 	uint64_t native;
-	uint64_t entry; /* indirect entry (restores rax, rcx) */
+	uint64_t entry;	 /* indirect entry (restores rax, rcx) */
 	uint64_t jentry; /* jump entry (checks the function, may record) */
 	uint64_t direct; /* the block's first instruction (registers native) */
 };
@@ -96,10 +96,10 @@ struct xl_dirent {
 enum xl_req {
 	XL_REQ_NONE,
 	XL_REQ_TRANSLATE, /* arg: native address; answer: its entry (or 0) */
-	XL_REQ_DRAIN, /* the ring is full; answer: where to go on */
-	XL_REQ_FALLBACK, /* arg: native pc; answer: where to go on */
+	XL_REQ_DRAIN,	  /* the ring is full; answer: where to go on */
+	XL_REQ_FALLBACK,  /* arg: native pc; answer: where to go on */
 	XL_REQ_SIGRETURN, /* arg: frame's native pc; answer: its clean entry */
-	XL_REQ_RSEQ, /* arg: native pc; a descriptor to learn (rseq.c) */
+	XL_REQ_RSEQ,	  /* arg: native pc; a descriptor to learn (rseq.c) */
 };
 
 /* The kernel's struct rseq_cs (linux/rseq.h). */
@@ -117,24 +117,24 @@ struct xl_rseq_cs {
 struct xl_ctl {
 	/* scratch save slots of the translated code */
 	uint64_t s_rax, s_rcx, s_rdx; /* 0x00 */
-	uint64_t s_tgt; /* 0x18 an indirect target */
-	uint64_t s_from; /* 0x20 an indirect jump's address */
-	uint64_t s_jfn; /* 0x28 its function id (low 32 bits) */
+	uint64_t s_tgt;		      /* 0x18 an indirect target */
+	uint64_t s_from;	      /* 0x20 an indirect jump's address */
+	uint64_t s_jfn;		      /* 0x28 its function id (low 32 bits) */
 	/* the ring */
-	uint64_t ring_wp; /* 0x30 next record */
+	uint64_t ring_wp;   /* 0x30 next record */
 	uint64_t ring_left; /* 0x38 records before the slow path */
 	/* the agent protocol */
-	uint64_t native_pc; /* 0x40 */
-	uint64_t retry; /* 0x48 cache address to go on at */
-	uint64_t dest; /* 0x50 agent exit: where to jump */
-	uint64_t s_rsp; /* 0x58 program rsp while in the agent */
-	uint64_t req; /* 0x60 enum xl_req */
-	uint64_t arg; /* 0x68 */
-	uint64_t answer; /* 0x70 XL_ANSWERED | value, 0 until answered */
-	uint64_t gone; /* 0x78 staprun is gone: go native */
+	uint64_t native_pc;	/* 0x40 */
+	uint64_t retry;		/* 0x48 cache address to go on at */
+	uint64_t dest;		/* 0x50 agent exit: where to jump */
+	uint64_t s_rsp;		/* 0x58 program rsp while in the agent */
+	uint64_t req;		/* 0x60 enum xl_req */
+	uint64_t arg;		/* 0x68 */
+	uint64_t answer;	/* 0x70 XL_ANSWERED | value, 0 until answered */
+	uint64_t gone;		/* 0x78 staprun is gone: go native */
 	uint64_t entry[XL_E_N]; /* 0x80 agent entry addresses */
-	uint64_t exit_native; /* the agent's exit stub */
-	uint64_t doorbell; /* the pc of a thread stopped at its doorbell */
+	uint64_t exit_native;	/* the agent's exit stub */
+	uint64_t doorbell;	/* the pc of a thread stopped at its doorbell */
 	/* where things are (absolute addresses in the target) */
 	uint64_t region;
 	uint64_t ring_base, ring_end;

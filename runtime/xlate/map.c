@@ -15,7 +15,7 @@ static size_t slot(uint64_t k, size_t cap)
 static int grow(struct xl_map *m)
 {
 	size_t cap = m->cap ? 2 * m->cap : 64;
-	struct xl_map n = { calloc(cap, 8), calloc(cap, 8), cap, 0, 0 };
+	struct xl_map n = {calloc(cap, 8), calloc(cap, 8), cap, 0, 0};
 
 	if (!n.k || !n.v) {
 		free(n.k);

@@ -40,7 +40,7 @@ static void reload(struct xl_proc *xp, pid_t tid)
 		/* a regular file's private, read-only text: inode, no w, p */
 		int stable = ino != 0 && perms[1] != 'w' && perms[3] == 'p' && line[n] == '/';
 		xp->mr[xp->nmr++] =
-		    (struct xl_mrange){ lo, hi, stable, off, ino, (uint64_t)maj << 32 | min };
+		    (struct xl_mrange){lo, hi, stable, off, ino, (uint64_t)maj << 32 | min};
 	}
 	fclose(f);
 }
@@ -141,18 +141,18 @@ int xl_block_changed(struct xl_thread *xt, const struct xl_block *b)
 void xl_emit_entry_check(struct tctx *c)
 {
 	uint64_t n = c->native, end = c->native_end;
-	struct xl_label fail = { -1 };
+	struct xl_label fail = {-1};
 
 	xb_save_rax_rcx(c, n);
 	for (uint64_t a = n; a < end;) {
 		static const struct {
 			uint16_t size;
 			ZydisRegister reg;
-		} w[] = { { 8, ZYDIS_REGISTER_RAX },
-			  { 4, ZYDIS_REGISTER_EAX },
-			  { 2, ZYDIS_REGISTER_AX },
-			  { 1, ZYDIS_REGISTER_AL } };
-		struct xl_label same = { -1 };
+		} w[] = {{8, ZYDIS_REGISTER_RAX},
+			 {4, ZYDIS_REGISTER_EAX},
+			 {2, ZYDIS_REGISTER_AX},
+			 {1, ZYDIS_REGISTER_AL}};
+		struct xl_label same = {-1};
 		int k = end - a >= 8 ? 0 : end - a >= 4 ? 1 : end - a >= 2 ? 2 : 3;
 		uint64_t v = 0;
 		memcpy(&v, c->expect + (a - n), w[k].size);

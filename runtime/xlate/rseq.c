@@ -24,7 +24,7 @@
 #include <sys/ptrace.h>
 
 #define GET_RSEQ_CONFIGURATION 0x420f /* PTRACE_GET_RSEQ_CONFIGURATION */
-#define RSEQ_CS_OFF 8 /* struct rseq: rseq_cs */
+#define RSEQ_CS_OFF 8		      /* struct rseq: rseq_cs */
 #define MAX_SEC_INSNS 64
 
 struct rseq_conf { /* struct ptrace_rseq_configuration */
@@ -131,14 +131,14 @@ static ZydisEncoderOperand rseq_cs(struct tctx *c)
 
 static void load_cs(struct tctx *c, ZydisRegister r)
 {
-	ZydisEncoderOperand ops[2] = { xl_reg(r), rseq_cs(c) };
+	ZydisEncoderOperand ops[2] = {xl_reg(r), rseq_cs(c)};
 
 	xl_emit_seg(&c->e, ZYDIS_ATTRIB_HAS_SEGMENT_FS, MN(MOV), 2, ops);
 }
 
 static void store_cs(struct tctx *c, uint64_t v)
 {
-	ZydisEncoderOperand ops[2] = { rseq_cs(c), xl_imm((int64_t)v) };
+	ZydisEncoderOperand ops[2] = {rseq_cs(c), xl_imm((int64_t)v)};
 
 	xl_emit_seg(&c->e, ZYDIS_ATTRIB_HAS_SEGMENT_FS, MN(MOV), 2, ops);
 }
@@ -146,7 +146,7 @@ static void store_cs(struct tctx *c, uint64_t v)
 /* jrcxz reaches 127 bytes: over a jmp to the far label. */
 static void if_rcx_zero(struct tctx *c, struct xl_label *to)
 {
-	struct xl_label yes = { -1 }, no = { -1 };
+	struct xl_label yes = {-1}, no = {-1};
 
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &yes);
 	xl_emit_branch_to(&c->e, MN(JMP), &no);
@@ -162,7 +162,7 @@ static void if_rcx_zero(struct tctx *c, struct xl_label *to)
 void xl_rseq_after_store(struct tctx *c, const struct xl_insn *in, uint64_t next)
 {
 	struct cold *k = xb_cold_new(c, C_RSEQ_CHK);
-	struct xl_label ok = { -1 };
+	struct xl_label ok = {-1};
 	const ZydisDecodedOperand *m = &in->fs_mem;
 	int64_t d = m->mem.disp.value - ((int64_t)c->xt->rseq_off + RSEQ_CS_OFF);
 
@@ -200,7 +200,7 @@ void xl_rseq_after_store(struct tctx *c, const struct xl_insn *in, uint64_t next
 static void cold_check(struct tctx *c, struct cold *k)
 {
 	struct xl_proc *xp = c->xt->xp;
-	struct xl_label hit[XL_RSEQ_MAX], none = { -1 }, back = { k->back };
+	struct xl_label hit[XL_RSEQ_MAX], none = {-1}, back = {k->back};
 	int copy = 0;
 
 	xb_mid(c, k->pc, XL_PC_CONST, k->src != NONE ? RAXRCX : XL_SAVED_RCX, 0);
@@ -317,7 +317,7 @@ static void cold_copy(struct tctx *c, struct cold *k)
 {
 	const struct xl_rseq_sec *s = k->sec;
 	struct xl_insn ins[MAX_SEC_INSNS];
-	struct xl_label lab[MAX_SEC_INSNS], end = { -1 }, abort_at = { -1 };
+	struct xl_label lab[MAX_SEC_INSNS], end = {-1}, abort_at = {-1};
 	int n = 0;
 	const char *why = decode(c, s, ins, &n);
 
@@ -333,7 +333,7 @@ static void cold_copy(struct tctx *c, struct cold *k)
 	if (why) {
 		xl_debug("rseq section at %#llx: not copied (%s): the thread falls back",
 			 (unsigned long long)s->start, why);
-		struct xl_insn at = { .pc = s->start };
+		struct xl_insn at = {.pc = s->start};
 		xb_do_bad(c, &at);
 		return;
 	}
@@ -342,7 +342,7 @@ static void cold_copy(struct tctx *c, struct cold *k)
 	    c->ctl + offsetof(struct xl_ctl, shadow) + (uint64_t)slot * sizeof(struct xl_rseq_cs);
 	store_cs(c, desc); /* the copy's first instruction follows at once */
 	uint64_t copy = xl_emit_here(&c->e);
-	c->e.st = (struct xl_state){ .kind = XL_ST_RSEQ, .pc = s->abort };
+	c->e.st = (struct xl_state){.kind = XL_ST_RSEQ, .pc = s->abort};
 	for (int i = 0; i < n; i++) {
 		const struct xl_insn *in = &ins[i];
 		uint8_t b[16];

@@ -86,12 +86,12 @@ int xl_protect(struct xl_proc *xp, struct _stp_pt_thread *t)
 	p->act.handler = xp->preg.addr + _stp_xl_agent.sigtrap;
 	p->act.flags = SA_SIGINFO | SA_ONSTACK | SA_RESTORER_;
 	p->act.restorer = xp->preg.addr + _stp_xl_agent.restorer;
-	uint64_t a[6] = { SIGTRAP,
-			  xp->preg.addr + XL_CTL_OFF + offsetof(struct xl_pctl, act),
-			  xp->preg.addr + XL_CTL_OFF + offsetof(struct xl_pctl, old),
-			  8,
-			  0,
-			  0 };
+	uint64_t a[6] = {SIGTRAP,
+			 xp->preg.addr + XL_CTL_OFF + offsetof(struct xl_pctl, act),
+			 xp->preg.addr + XL_CTL_OFF + offsetof(struct xl_pctl, old),
+			 8,
+			 0,
+			 0};
 	int64_t ret;
 	if ((rc = _stp_pt_inject_syscall(t, SYS_rt_sigaction, a, &ret)) < 0)
 		return rc;
@@ -114,9 +114,8 @@ int xl_unprotect(struct xl_proc *xp, struct _stp_pt_thread *t)
 
 	if (!xp->pctl)
 		return 0;
-	uint64_t a[6] = { SIGTRAP, xp->preg.addr + XL_CTL_OFF + offsetof(struct xl_pctl, old),
-			  0,	   8,
-			  0,	   0 };
+	uint64_t a[6] = {
+	    SIGTRAP, xp->preg.addr + XL_CTL_OFF + offsetof(struct xl_pctl, old), 0, 8, 0, 0};
 	int rc = _stp_pt_inject_syscall(t, SYS_rt_sigaction, a, &ret);
 	xp->pctl = 0;
 	return rc < 0 ? rc : ret < 0 ? (int)ret : 0;

@@ -30,7 +30,7 @@
 static int64_t sys(struct _stp_pt_thread *t, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
 		   uint64_t a3, uint64_t a4, uint64_t a5)
 {
-	uint64_t a[6] = { a0, a1, a2, a3, a4, a5 };
+	uint64_t a[6] = {a0, a1, a2, a3, a4, a5};
 	int64_t ret;
 	int rc = _stp_pt_inject_syscall(t, nr, a, &ret);
 
@@ -94,12 +94,12 @@ static size_t gaps(pid_t pid, struct gap *g, size_t max)
 		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
 			continue;
 		if (lo > prev)
-			g[n++] = (struct gap){ prev, lo };
+			g[n++] = (struct gap){prev, lo};
 		if (hi > prev)
 			prev = hi;
 	}
 	if (n < max && prev < 0x7ffffffff000ull)
-		g[n++] = (struct gap){ prev, 0x7ffffffff000ull };
+		g[n++] = (struct gap){prev, 0x7ffffffff000ull};
 	fclose(f);
 	return n;
 }

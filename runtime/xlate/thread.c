@@ -232,7 +232,7 @@ static void displaced_done(struct xl_thread *xt, uint64_t pc, uint64_t sp)
 		break;
 	}
 	if (kind) {
-		struct xl_rec rec = { __rdtsc(), at | (uint64_t)kind << XL_KIND_SHIFT, pc, sp };
+		struct xl_rec rec = {__rdtsc(), at | (uint64_t)kind << XL_KIND_SHIFT, pc, sp};
 		xl_ring_put(xt, &rec);
 	}
 }
@@ -436,7 +436,7 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 	_stp_pt_set_regs(t, &r);
 }
 
-static const struct _stp_pt_thread_hooks hooks = { on_stop, on_resume };
+static const struct _stp_pt_thread_hooks hooks = {on_stop, on_resume};
 
 /* A handler's first instruction (the engine stepped into it): the
  * signal's record, after the ring's. */
@@ -476,8 +476,8 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 	/* the interrupted pc: the frame's uc_mcontext.rip (rt_sigframe:
 	 * the restorer's address, then the ucontext) */
 	_stp_pt_read(t, r.rsp + 8 + 168, &from, sizeof from);
-	struct xl_rec rec = { __rdtsc(), from | (uint64_t)(0x80 | (sig & 0x7f)) << XL_KIND_SHIFT,
-			      r.rip, r.rsp };
+	struct xl_rec rec = {__rdtsc(), from | (uint64_t)(0x80 | (sig & 0x7f)) << XL_KIND_SHIFT,
+			     r.rip, r.rsp};
 	xl_ring_put(xt, &rec);
 }
 

@@ -42,7 +42,7 @@ void xl_map_free(struct xl_map *m);
 
 struct xl_chunk {
 	uint64_t addr; /* in the target */
-	uint8_t *mem; /* staprun's mapping */
+	uint8_t *mem;  /* staprun's mapping */
 	size_t size, used;
 };
 
@@ -51,7 +51,7 @@ struct xl_exit {
 	uint32_t off; /* the branch (jmp or jcc rel32) in the block */
 	uint8_t len;
 	ZydisMnemonic mn;
-	uint32_t stub; /* its miss stub (also a far trampoline) */
+	uint32_t stub;	 /* its miss stub (also a far trampoline) */
 	uint64_t target; /* native */
 	struct xl_block *b;
 	struct xl_exit *wnext; /* exits to the same target */
@@ -60,9 +60,9 @@ struct xl_exit {
 
 struct xl_block {
 	uint64_t native, native_end; /* the native code it covers */
-	int dead; /* invalidated: its code stays (a thread may
-		   * be stopped in it) but nothing leads there */
-	uint64_t cache; /* its code in the target */
+	int dead;		     /* invalidated: its code stays (a thread may
+				      * be stopped in it) but nothing leads there */
+	uint64_t cache;		     /* its code in the target */
 	uint32_t size;
 	uint32_t jentry, entry, body; /* offsets of its entry points */
 	uint32_t fid;
@@ -71,9 +71,9 @@ struct xl_block {
 	struct xl_exit *ex;
 	size_t nex;
 	struct xl_chunk *chunk;
-	int checked; /* from code that may change: checked at entry */
-	uint8_t *orig; /* checked: the bytes it was translated from */
-	int shadow; /* the rseq shadow descriptor of its section copy, or -1 */
+	int checked;	     /* from code that may change: checked at entry */
+	uint8_t *orig;	     /* checked: the bytes it was translated from */
+	int shadow;	     /* the rseq shadow descriptor of its section copy, or -1 */
 	uint32_t copy_entry; /* a section starts here: its copy's entry, or 0 */
 };
 
@@ -85,7 +85,7 @@ struct xl_block {
 /* A mapping of a memfd in the target and in staprun. */
 struct xl_mapping {
 	uint64_t addr; /* target */
-	uint8_t *mem; /* staprun */
+	uint8_t *mem;  /* staprun */
 	size_t size;
 };
 
@@ -102,10 +102,10 @@ struct xl_thread {
 	struct xl_chunk ch[XL_MAX_CHUNKS];
 	int nch;
 	size_t code_bytes;
-	struct xl_map byn; /* native start -> struct xl_block * */
-	struct xl_map clean; /* native insn -> cache address of a clean point */
-	struct xl_map after; /* the same after the trap stub of a breakpoint */
-	struct xl_map wait; /* native target -> first struct xl_exit * */
+	struct xl_map byn;     /* native start -> struct xl_block * */
+	struct xl_map clean;   /* native insn -> cache address of a clean point */
+	struct xl_map after;   /* the same after the trap stub of a breakpoint */
+	struct xl_map wait;    /* native target -> first struct xl_exit * */
 	struct xl_block **byc; /* by cache address, sorted */
 	size_t nbyc, capbyc;
 	uint64_t gen; /* changes when code is invalidated or flushed */
@@ -131,14 +131,14 @@ struct xl_thread {
 	uint64_t rseq_area;
 	int32_t rseq_off;
 	uint32_t rseq_sig;
-	uint32_t shadow_used; /* bit i: ctl->shadow[i] belongs to a block */
+	uint32_t shadow_used;	/* bit i: ctl->shadow[i] belongs to a block */
 	struct xl_thread *next; /* in xp */
 };
 
 /* Mappings of the target, for what code may change (mem.c). */
 struct xl_mrange {
 	uint64_t lo, hi;
-	int stable; /* private, read-only, of a regular file */
+	int stable;		/* private, read-only, of a regular file */
 	uint64_t off, ino, dev; /* which file, where in it */
 };
 
@@ -150,7 +150,7 @@ struct xl_frange {
 
 /* A critical section (rseq.c), known from its descriptor. */
 struct xl_rseq_sec {
-	uint64_t desc; /* the struct rseq_cs's address */
+	uint64_t desc;		    /* the struct rseq_cs's address */
 	uint64_t start, end, abort; /* end = start + post_commit_offset;
 				     * start == end: not a valid one */
 };
@@ -168,7 +168,7 @@ struct xl_proc {
 	struct xl_mrange *cmap; /* stable mappings blocks were made from */
 	size_t ncmap, capcmap;
 	struct xl_mapping preg; /* the process region (safety.c) */
-	int pctl; /* it is there, the handler installed */
+	int pctl;		/* it is there, the handler installed */
 	struct _stp_pt_proc *p;
 	pid_t pid;
 	struct xl_thread *threads;

@@ -37,11 +37,11 @@ struct _stp_xl_ops {
 };
 
 struct _stp_xl_config {
-	size_t ring_bytes; /* per thread (default 1 MiB) */
+	size_t ring_bytes;  /* per thread (default 1 MiB) */
 	size_t cache_bytes; /* code per thread, all chunks (default 8 MiB) */
-	int max_threads; /* translated at once (default 64) */
-	int protect; /* attached processes (-x): a SIGTRAP handler of ours keeps
-		      * them alive if staprun dies (runtime/xlate/safety.c) */
+	int max_threads;    /* translated at once (default 64) */
+	int protect;	    /* attached processes (-x): a SIGTRAP handler of ours keeps
+			     * them alive if staprun dies (runtime/xlate/safety.c) */
 };
 
 /* Can the engine run here? 1 yes, 0 no (why says why), for auto. */
@@ -83,17 +83,17 @@ void _stp_xl_drain(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 
 /* Counters, for -v. */
 struct _stp_xl_stats {
-	uint64_t threads; /* switched on, in all */
-	uint64_t blocks; /* translated */
+	uint64_t threads;    /* switched on, in all */
+	uint64_t blocks;     /* translated */
 	uint64_t code_bytes; /* of translated code */
-	uint64_t doorbells; /* stops asked for by the agent */
-	uint64_t agent; /* entries into the agent */
-	uint64_t dir_hits; /* lookup misses the agent answered itself */
-	uint64_t records; /* drained */
-	uint64_t flushes; /* caches flushed (full) */
-	uint64_t signals; /* delivered to translated threads */
+	uint64_t doorbells;  /* stops asked for by the agent */
+	uint64_t agent;	     /* entries into the agent */
+	uint64_t dir_hits;   /* lookup misses the agent answered itself */
+	uint64_t records;    /* drained */
+	uint64_t flushes;    /* caches flushed (full) */
+	uint64_t signals;    /* delivered to translated threads */
 	uint64_t fallbacks;
-	uint64_t drain_ns; /* staprun's time draining rings (consumer) */
+	uint64_t drain_ns;    /* staprun's time draining rings (consumer) */
 	uint64_t doorbell_ns; /* staprun's time answering doorbells */
 };
 void _stp_xl_get_stats(const struct _stp_xl_engine *x, struct _stp_xl_stats *st);
