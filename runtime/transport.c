@@ -35,7 +35,7 @@ int _stp_write_all(int fd, const char *buf, size_t len)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = { .fd = fd, .events = POLLOUT };
+				struct pollfd p = {.fd = fd, .events = POLLOUT};
 				poll(&p, 1, -1);
 				continue;
 			}

@@ -93,8 +93,9 @@ int pass4_compile(struct session *s)
 	if (s->runtime_include_dir)
 		vec_push(&argv, xasprintf("-I%s", s->runtime_include_dir));
 	vec_foreach (struct define *, d, &s->defines)
-		vec_push(&argv, d->value ? xasprintf("-D%s=%s", d->name, d->value)
-					 : xasprintf("-D%s", d->name));
+		vec_push(&argv,
+			 d->value ? xasprintf("-D%s=%s", d->name, d->value)
+				  : xasprintf("-D%s", d->name));
 	vec_push(&argv, "-o");
 	vec_push(&argv, (void *)s->object_file);
 	vec_push(&argv, (void *)s->c_file);

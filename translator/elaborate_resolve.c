@@ -192,8 +192,8 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 
 static int is_target_expr(const struct expr *e)
 {
-	return e && (e->kind == E_TARGET || e->kind == E_CAST || e->kind == E_ATVAR ||
-		     e->kind == E_ENTRY);
+	return e &&
+	    (e->kind == E_TARGET || e->kind == E_CAST || e->kind == E_ATVAR || e->kind == E_ENTRY);
 }
 
 static void resolve_expr(struct rctx *rc, struct expr *e);

@@ -22,7 +22,7 @@ enum {
 	OPT_VP,
 	OPT_DEBUG,
 	OPT_DISABLE_CACHE,
-	OPT_IGNORED, /* accepted, meaningless here, no argument */
+	OPT_IGNORED,	 /* accepted, meaningless here, no argument */
 	OPT_IGNORED_ARG, /* accepted, meaningless here, with an argument */
 	OPT_RUNTIME,
 	OPT_UNSUPPORTED,
@@ -32,56 +32,56 @@ enum {
 static const char short_opts[] = "hVvp:I:D:G:guwWko:T:c:x:e:E:l:L:r:m:R:a:B:bs:tPiFS:d:C";
 
 static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "interactive", no_argument, NULL, 'i' },
-	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
-	{ "vp", required_argument, NULL, OPT_VP },
-	{ "debug", required_argument, NULL, OPT_DEBUG },
-	{ "disable-cache", no_argument, NULL, OPT_DISABLE_CACHE },
-	{ "runtime", required_argument, NULL, OPT_RUNTIME },
-	/* harmless to ignore for user-space tracing */
-	{ "ldd", no_argument, NULL, OPT_IGNORED },
-	{ "all-modules", no_argument, NULL, OPT_IGNORED },
-	{ "prologue-searching", optional_argument, NULL, OPT_IGNORED },
-	{ "suppress-time-limits", no_argument, NULL, OPT_IGNORED },
-	{ "check-version", no_argument, NULL, OPT_IGNORED },
-	{ "color", optional_argument, NULL, OPT_IGNORED },
-	{ "colour", optional_argument, NULL, OPT_IGNORED },
-	{ "save-uprobes", no_argument, NULL, OPT_IGNORED },
-	{ "no-global-var-display", no_argument, NULL, OPT_IGNORED },
-	{ "clean-cache", no_argument, NULL, OPT_IGNORED },
-	{ "poison-cache", no_argument, NULL, OPT_IGNORED },
-	{ "compatible", required_argument, NULL, OPT_IGNORED_ARG },
-	{ "modinfo", required_argument, NULL, OPT_IGNORED_ARG },
-	{ "rlimit-as", required_argument, NULL, OPT_IGNORED_ARG },
-	{ "rlimit-cpu", required_argument, NULL, OPT_IGNORED_ARG },
-	{ "rlimit-nproc", required_argument, NULL, OPT_IGNORED_ARG },
-	{ "rlimit-stack", required_argument, NULL, OPT_IGNORED_ARG },
-	{ "rlimit-fsize", required_argument, NULL, OPT_IGNORED_ARG },
-	/* would change what runs: refuse */
-	{ "suppress-handler-errors", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "privilege", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "unprivileged", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "use-server", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "use-server-on-error", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "list-servers", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "trust-servers", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "sign-module", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "dump-probe-types", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "dump-probe-aliases", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "dump-functions", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "remote", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "remote-prefix", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "download-debuginfo", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "sysroot", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "sysenv", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "dyninst", no_argument, NULL, OPT_IGNORED },
-	{ "bpf", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "target-namespaces", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "monitor", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "example", no_argument, NULL, OPT_UNSUPPORTED },
-	{ NULL, 0, NULL, 0 },
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"interactive", no_argument, NULL, 'i'},
+    {"skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS},
+    {"vp", required_argument, NULL, OPT_VP},
+    {"debug", required_argument, NULL, OPT_DEBUG},
+    {"disable-cache", no_argument, NULL, OPT_DISABLE_CACHE},
+    {"runtime", required_argument, NULL, OPT_RUNTIME},
+    /* harmless to ignore for user-space tracing */
+    {"ldd", no_argument, NULL, OPT_IGNORED},
+    {"all-modules", no_argument, NULL, OPT_IGNORED},
+    {"prologue-searching", optional_argument, NULL, OPT_IGNORED},
+    {"suppress-time-limits", no_argument, NULL, OPT_IGNORED},
+    {"check-version", no_argument, NULL, OPT_IGNORED},
+    {"color", optional_argument, NULL, OPT_IGNORED},
+    {"colour", optional_argument, NULL, OPT_IGNORED},
+    {"save-uprobes", no_argument, NULL, OPT_IGNORED},
+    {"no-global-var-display", no_argument, NULL, OPT_IGNORED},
+    {"clean-cache", no_argument, NULL, OPT_IGNORED},
+    {"poison-cache", no_argument, NULL, OPT_IGNORED},
+    {"compatible", required_argument, NULL, OPT_IGNORED_ARG},
+    {"modinfo", required_argument, NULL, OPT_IGNORED_ARG},
+    {"rlimit-as", required_argument, NULL, OPT_IGNORED_ARG},
+    {"rlimit-cpu", required_argument, NULL, OPT_IGNORED_ARG},
+    {"rlimit-nproc", required_argument, NULL, OPT_IGNORED_ARG},
+    {"rlimit-stack", required_argument, NULL, OPT_IGNORED_ARG},
+    {"rlimit-fsize", required_argument, NULL, OPT_IGNORED_ARG},
+    /* would change what runs: refuse */
+    {"suppress-handler-errors", no_argument, NULL, OPT_UNSUPPORTED},
+    {"privilege", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"unprivileged", no_argument, NULL, OPT_UNSUPPORTED},
+    {"use-server", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"use-server-on-error", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"list-servers", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"trust-servers", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"sign-module", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"dump-probe-types", no_argument, NULL, OPT_UNSUPPORTED},
+    {"dump-probe-aliases", no_argument, NULL, OPT_UNSUPPORTED},
+    {"dump-functions", no_argument, NULL, OPT_UNSUPPORTED},
+    {"remote", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"remote-prefix", no_argument, NULL, OPT_UNSUPPORTED},
+    {"download-debuginfo", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"sysroot", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"sysenv", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"dyninst", no_argument, NULL, OPT_IGNORED},
+    {"bpf", no_argument, NULL, OPT_UNSUPPORTED},
+    {"target-namespaces", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"monitor", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"example", no_argument, NULL, OPT_UNSUPPORTED},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
@@ -193,16 +193,11 @@ static const struct limit {
 	const char *name;
 	long long lo, hi;
 } limits[] = {
-	{ "MAXACTION", 1, LLONG_MAX / 10 },
-	{ "MAXACTION_INTERRUPTIBLE", 1, LLONG_MAX },
-	{ "MAXNESTING", 1, 10000 },
-	{ "MAXSTRINGLEN", 2, 1 << 20 },
-	{ "MAXMAPENTRIES", 1, LLONG_MAX },
-	{ "MAXERRORS", 0, LLONG_MAX },
-	{ "MAXSKIPPED", 0, LLONG_MAX },
-	{ "MAXTRYCATCH", 0, LLONG_MAX },
-	{ "HIST_WIDTH", 1, 100000 },
-	{ "HIST_ELISION", -100000, 100000 },
+    {"MAXACTION", 1, LLONG_MAX / 10}, {"MAXACTION_INTERRUPTIBLE", 1, LLONG_MAX},
+    {"MAXNESTING", 1, 10000},	      {"MAXSTRINGLEN", 2, 1 << 20},
+    {"MAXMAPENTRIES", 1, LLONG_MAX},  {"MAXERRORS", 0, LLONG_MAX},
+    {"MAXSKIPPED", 0, LLONG_MAX},     {"MAXTRYCATCH", 0, LLONG_MAX},
+    {"HIST_WIDTH", 1, 100000},	      {"HIST_ELISION", -100000, 100000},
 };
 
 /* A C integer constant: -?(0x[0-9a-f]+|[0-9]+)[ul]*, any case. */
@@ -243,7 +238,8 @@ static int limit_ok(const char *arg, const char *eq)
 			return 1;
 		if ((!eq || c_integer_value(eq + 1, &v) == 0) && v >= l->lo && v <= l->hi)
 			return 1;
-		fprintf(stderr, "ERROR: Invalid -D value '%s': %s must be an integer from %lld to %lld\n",
+		fprintf(stderr,
+			"ERROR: Invalid -D value '%s': %s must be an integer from %lld to %lld\n",
 			arg, l->name, l->lo, l->hi);
 		return 0;
 	}
@@ -273,7 +269,7 @@ static int add_define(struct session *s, const char *arg)
  * could rename a runtime function, an enum constant or a keyword, which
  * is embedded C by another name. So without guru mode a value is an
  * integer, except for the knobs the tapset turns into text. */
-static const char *const text_defines[] = { "STP_DCG_MECHANISM", NULL };
+static const char *const text_defines[] = {"STP_DCG_MECHANISM", NULL};
 
 static int define_allowed(const struct session *s, const struct define *d)
 {
@@ -340,7 +336,7 @@ static int set_script_text(struct session *s, const char *text)
 /* Read the script from stdin ("-"); SystemTap names it "<input>" too. */
 static int read_stdin_script(struct session *s)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	char buf[4096];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)
