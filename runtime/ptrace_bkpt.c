@@ -73,6 +73,8 @@ static int bk_arm(struct pt_mm *mm, struct _stp_pt_bkpt *bk, int verify)
 	if ((rc = _stp_pt_mm_write(mm, bk->addr, &cc, 1)) < 0)
 		return rc;
 	bk->live = 1;
+	if (mm->bk_watch)
+		mm->bk_watch(bk->addr, 1, bk->orig, mm->bk_watch_data);
 	return 0;
 }
 
@@ -91,6 +93,34 @@ static void bk_disarm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
 		pt_debug("could not restore %#llx in %d", (unsigned long long)bk->addr,
 			 (int)mm->pid);
 	bk->live = 0;
+	if (mm->bk_watch)
+		mm->bk_watch(bk->addr, 0, bk->orig, mm->bk_watch_data);
+}
+
+int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr)
+{
+	struct _stp_pt_bkpt *bk = p->mm ? _stp_pt_bk_find(p->mm, addr) : NULL;
+
+	return bk && bk->live;
+}
+
+uint64_t _stp_pt_bkpt_slot(struct _stp_pt_proc *p, uint64_t addr)
+{
+	struct _stp_pt_bkpt *bk = p->mm ? _stp_pt_bk_find(p->mm, addr) : NULL;
+
+	return bk ? bk->slot : 0;
+}
+
+void _stp_pt_watch_breakpoints(struct _stp_pt_proc *p, _stp_pt_bkpt_fn fn, void *data)
+{
+	if (!p->mm)
+		return;
+	p->mm->bk_watch = fn;
+	p->mm->bk_watch_data = data;
+	for (int b = 0; fn && b < PT_BK_BUCKETS; b++)
+		for (struct _stp_pt_bkpt *bk = p->mm->bk[b]; bk; bk = bk->next)
+			if (bk->live)
+				fn(bk->addr, 1, bk->orig, data);
 }
 
 static struct _stp_pt_bkpt *bk_get(struct pt_mm *mm, uint64_t addr, int verify, int *rc)
@@ -575,6 +605,11 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 
 	t->regs.rip = bk->addr;
 	t->regs_dirty = 1;
+	/* A process that outlives us (attached) must not resume past the
+	 * int3 if we die during this stop: the pc goes back at once (it then
+	 * meets the int3 again, whose byte the safety net restores). */
+	if (t->proc->attached && ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) == 0)
+		t->regs_dirty = 0;
 	if (!bk->live) {
 		/* removed after the thread trapped: run the original */
 		return 0;

@@ -315,11 +315,6 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 	if (t->state != PT_STOPPED || t->has_status || t->proc->hold || t->proc->stopping)
 		return;
 	t->sigstep_sig = 0;
-	if (t->regs_dirty) {
-		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
-			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
-		t->regs_dirty = 0;
-	}
 	if (t->group_stop) {
 		req = PTRACE_LISTEN;
 		sig = 0;
@@ -332,6 +327,13 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 		t->sigstep_sig = sig;
 	} else if (t->proc->syscall_fn) {
 		req = PTRACE_SYSCALL;
+	}
+	if (t->hooks && t->hooks->resume && req != PTRACE_SINGLESTEP && req != PTRACE_SINGLEBLOCK)
+		t->hooks->resume(t, sig, t->hooks_data);
+	if (t->regs_dirty) {
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
+			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
+		t->regs_dirty = 0;
 	}
 	t->resume_sig = 0;
 	t->regs_valid = 0;
@@ -470,6 +472,7 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 	if (!cp)
 		return;
 	cp->follow = (s->options & _STP_PT_FOLLOW_FORK) && parent->follow && !s->detaching;
+	cp->attached = parent->attached;
 	if (cp->follow) {
 		cp->syscall_fn = parent->syscall_fn;
 		cp->syscall_data = parent->syscall_data;
@@ -688,6 +691,10 @@ static void process_stop(struct _stp_pt_thread *t, int st)
 	s->stats.stops++;
 	t->state = PT_STOPPED;
 	t->regs_valid = 0;
+	if (t->hooks && t->hooks->stop && !s->detaching && t->hooks->stop(t, st, t->hooks_data)) {
+		_stp_pt_resume_thread(t);
+		return;
+	}
 	if (t->new_thread && ev == PTRACE_EVENT_STOP) {
 		t->new_thread = 0;
 		if (!p->follow && !p->release_on_exec) {
@@ -1228,6 +1235,7 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 		goto fail;
 	_stp_pt_stop_all_end(p); /* held: stays stopped */
 	p->report_threads = 1;
+	p->attached = 1;
 	adopt_sharers(p);
 	pt_debug("attached to %d (%d threads)", (int)pid, p->nthreads);
 	if (out)
@@ -1361,6 +1369,22 @@ int _stp_pt_proc_shares_mm(const struct _stp_pt_proc *a, const struct _stp_pt_pr
 uint64_t _stp_pt_probe_point(const struct _stp_pt_thread *t)
 {
 	return t->probe_point;
+}
+
+int _stp_pt_interrupt(struct _stp_pt_thread *t)
+{
+	if (t->state != PT_RUNNING)
+		return 0;
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return errno == ESRCH ? 0 : -errno;
+	return 1;
+}
+
+void _stp_pt_thread_hooks(struct _stp_pt_thread *t, const struct _stp_pt_thread_hooks *h,
+			  void *data)
+{
+	t->hooks = h;
+	t->hooks_data = data;
 }
 
 void **_stp_pt_thread_user(struct _stp_pt_thread *t)

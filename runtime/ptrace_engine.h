@@ -243,6 +243,51 @@ int _stp_pt_blockstep_honoured(void);
  * silently ignored: our virtual machines), negative errno if unknown. */
 int _stp_pt_hwbp_honoured(void);
 
+/* For a mechanism that runs a thread from code of its own inside the
+ * target (runtime/xlate/: translated code). While hooks are set on t:
+ *   stop(t, status) runs at every stop of t before the engine looks at it
+ *     (handlers, breakpoints, signals). It makes t's registers native
+ *     (_stp_pt_set_regs) so that everything else sees the program's own
+ *     state (a breakpoint hit in its code looks like one in the
+ *     program's: rip = address + 1); it returns 1 when the stop was the
+ *     mechanism's own (the engine then just resumes t), else 0.
+ *   resume(t, sig) runs when the engine resumes t normally (continue,
+ *     system-call tracing, or PTRACE_LISTEN of a group-stop), not when it
+ *     steps t (out of line, step mode, into a signal handler); sig is
+ *     the signal delivered. It may change t's registers (back into its
+ *     code). So the instruction under a breakpoint runs as for any
+ *     thread (emulated or out of line) before the mechanism takes over.
+ * h NULL: off. */
+struct _stp_pt_thread_hooks {
+	int (*stop)(struct _stp_pt_thread *t, int status, void *data);
+	void (*resume)(struct _stp_pt_thread *t, int sig, void *data);
+};
+void _stp_pt_thread_hooks(struct _stp_pt_thread *t, const struct _stp_pt_thread_hooks *h,
+			  void *data);
+/* Make stopped thread t run system call nr(a[0..5]) and give its result
+ * in *ret (a negative errno as the kernel returns it); t's registers are
+ * restored. 0, or a negative errno when the call could not be made
+ * (-ESRCH: t died). */
+int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6], int64_t *ret);
+/* Single-step stopped thread t by one instruction (a signal arriving
+ * meanwhile is kept for delivery when t resumes). 0 or -errno. */
+int _stp_pt_step_insn(struct _stp_pt_thread *t);
+/* Stop running thread t (PTRACE_INTERRUPT); its stop goes through the
+ * loop like any other (hooks too), and it resumes. 1 if it was running,
+ * 0 if it is stopped already, -errno. */
+int _stp_pt_interrupt(struct _stp_pt_thread *t);
+/* Is one of the engine's int3s in memory at addr in p's address space? */
+int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr);
+/* The out-of-line copy of the instruction under the breakpoint at addr
+ * (it jumps back to the original code after it), 0 if none. */
+uint64_t _stp_pt_bkpt_slot(struct _stp_pt_proc *p, uint64_t addr);
+/* fn(addr, armed, orig, data) runs whenever an int3 of the engine is
+ * written (armed 1) or removed (armed 0) in p's address space (shared
+ * with vfork and CLONE_VM children; not inherited by fork children), orig
+ * the byte under it; and at once for each int3 there now. fn NULL: off. */
+typedef void (*_stp_pt_bkpt_fn)(uint64_t addr, int armed, uint8_t orig, void *data);
+void _stp_pt_watch_breakpoints(struct _stp_pt_proc *p, _stp_pt_bkpt_fn fn, void *data);
+
 /* Counters of a session, for the end-of-run report. */
 struct _stp_pt_stats {
 	uint64_t stops;	   /* ptrace stops handled */

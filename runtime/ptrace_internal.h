@@ -68,7 +68,9 @@ struct pt_mm {
 	 * frames, a hit running, the client (orphans); freed by reap_dead */
 	struct _stp_pt_probe *dead_probes;
 	int hits_running;
-	uint64_t syscall_insn; /* an executable 0f 05, 0 until searched */
+	uint64_t syscall_insn;	  /* an executable 0f 05, 0 until searched */
+	_stp_pt_bkpt_fn bk_watch; /* told of every int3 armed or disarmed */
+	void *bk_watch_data;
 };
 
 /* A return probe's frame, waiting for its function to return. */
@@ -111,6 +113,9 @@ struct _stp_pt_thread {
 	size_t nframes, cap;
 	uint64_t *cur_frame_data;
 	uint64_t probe_point;
+	/* a mechanism running the thread from translated code */
+	const struct _stp_pt_thread_hooks *hooks;
+	void *hooks_data;
 	void *user;
 	struct _stp_pt_thread *next;	     /* in proc */
 	struct _stp_pt_thread *hnext;	     /* in session tid hash */
@@ -129,6 +134,7 @@ struct _stp_pt_proc {
 	int mm_err;	     /* why mm is NULL after an exec (errno), 0: gone */
 	int release_on_exec; /* a vfork child traced only until it execs */
 	int report_threads;  /* attached: thread_start for each at resume */
+	int attached;	     /* not launched by us: it outlives a killed tracer */
 	int leader_status, leader_gone;
 	_stp_pt_syscall_fn syscall_fn; /* system call probes, or NULL */
 	void *syscall_data;

@@ -238,15 +238,61 @@ static uint64_t free_gap_near(pid_t pid, uint64_t near)
 	return best;
 }
 
+/* Single-step t until done(regs, arg) says so; signals arriving meanwhile
+ * are kept for delivery when t resumes. *r: the registers after. */
+static int step_until(struct _stp_pt_thread *t,
+		      int (*done)(const struct user_regs_struct *, uint64_t), uint64_t arg,
+		      struct user_regs_struct *r)
+{
+	int st;
+
+	for (;;) {
+		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0)
+			return -errno;
+		pid_t w;
+		while ((w = waitpid(t->tid, &st, __WALL)) < 0 && errno == EINTR)
+			; /* a signal to the tracer: the thread still steps */
+		if (w < 0)
+			return -errno;
+		t->proc->s->stats.stops++;
+		if (!WIFSTOPPED(st)) {
+			/* died (SIGKILL): let the loop see the exit */
+			t->state = PT_RUNNING;
+			t->regs_valid = 0;
+			_stp_pt_requeue_exit(t, st);
+			return -ESRCH;
+		}
+		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0) {
+			if (ptrace(PTRACE_GETREGS, t->tid, 0, r) < 0)
+				return -errno;
+			if (done(r, arg))
+				return 0;
+			continue; /* not stepped yet (spurious trap) */
+		}
+		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP && !t->resume_sig)
+			t->resume_sig = WSTOPSIG(st); /* deliver later */
+	}
+}
+
+static int at_rip(const struct user_regs_struct *r, uint64_t rip)
+{
+	return r->rip == rip;
+}
+
+static int moved_from(const struct user_regs_struct *r, uint64_t rip)
+{
+	return r->rip != rip;
+}
+
 /* Make thread t run system call nr(a[0..5]) at the target's `syscall`
  * instruction and return its result in *ret. t must be stopped; its
  * registers are restored afterwards. A signal arriving meanwhile is kept
  * for delivery when t resumes. */
-static int inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6], int64_t *ret)
+int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6], int64_t *ret)
 {
 	struct pt_mm *mm = t->proc->mm;
 	struct user_regs_struct saved, r;
-	int st, rc = 0;
+	int rc = 0;
 
 	if (!mm->syscall_insn)
 		mm->syscall_insn = find_syscall_insn(mm, t->tid);
@@ -267,36 +313,9 @@ static int inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6]
 	r.rip = mm->syscall_insn;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
 		return -errno;
-	for (;;) {
-		if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, 0) < 0) {
-			rc = -errno;
-			break;
-		}
-		pid_t w;
-		while ((w = waitpid(t->tid, &st, __WALL)) < 0 && errno == EINTR)
-			; /* a signal to the tracer: the thread still steps */
-		if (w < 0) {
-			rc = -errno;
-			break;
-		}
-		t->proc->s->stats.stops++;
-		if (!WIFSTOPPED(st)) {
-			/* died (SIGKILL): let the loop see the exit */
-			t->state = PT_RUNNING;
-			t->regs_valid = 0;
-			_stp_pt_requeue_exit(t, st);
-			return -ESRCH;
-		}
-		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0) {
-			if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
-				rc = -errno;
-			else if (r.rip != mm->syscall_insn + 2)
-				continue; /* not stepped yet (spurious trap) */
-			break;
-		}
-		if ((st >> 16) == 0 && WSTOPSIG(st) != SIGTRAP && !t->resume_sig)
-			t->resume_sig = WSTOPSIG(st); /* deliver later */
-	}
+	rc = step_until(t, at_rip, mm->syscall_insn + 2, &r);
+	if (rc == -ESRCH)
+		return rc;
 	if (ptrace(PTRACE_SETREGS, t->tid, 0, &saved) < 0 && !rc)
 		rc = -errno;
 	t->regs = saved;
@@ -304,6 +323,25 @@ static int inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6]
 	if (rc == 0)
 		*ret = (int64_t)r.rax;
 	return rc;
+}
+
+int _stp_pt_step_insn(struct _stp_pt_thread *t)
+{
+	struct user_regs_struct r;
+	int rc;
+
+	if ((rc = _stp_pt_fetch_regs(t)) < 0)
+		return rc;
+	if (t->regs_dirty) {
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
+			return -errno;
+		t->regs_dirty = 0;
+	}
+	if ((rc = step_until(t, moved_from, t->regs.rip, &r)) < 0)
+		return rc;
+	t->regs = r;
+	t->regs_valid = 1;
+	return 0;
 }
 
 /* Map a scratch page (r-x, private, anonymous) as near `near` as the
@@ -318,7 +356,7 @@ int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
 			 (uint64_t)-1,
 			 0};
 	int64_t ret;
-	int rc = inject_syscall(t, SYS_mmap, a, &ret);
+	int rc = _stp_pt_inject_syscall(t, SYS_mmap, a, &ret);
 
 	if (rc < 0)
 		return rc;
@@ -337,7 +375,7 @@ int _stp_pt_inject_munmap(struct _stp_pt_thread *t, uint64_t addr)
 {
 	uint64_t a[6] = {addr, PT_SCRATCH_SIZE, 0, 0, 0, 0};
 	int64_t ret;
-	int rc = inject_syscall(t, SYS_munmap, a, &ret);
+	int rc = _stp_pt_inject_syscall(t, SYS_munmap, a, &ret);
 
 	return rc < 0 ? rc : (int)ret;
 }

@@ -1,0 +1,101 @@
+/* The in-process engine (doc/in-process-engine.md): a traced thread runs
+ * from a cache of translated blocks inside its own process and writes a
+ * record at each call, return and jump into another function, without
+ * stopping. Built on the ptrace engine (runtime/ptrace_engine.h), which it
+ * hooks into per thread; it knows nothing of the call graph's core, whose
+ * needs come through struct _stp_xl_ops.
+ *
+ * All calls come from the tracer's one thread, with the thread concerned
+ * stopped (in a handler or callback of the ptrace engine). Functions
+ * return 0 or a negative errno and never exit. */
+#ifndef STP_XLATE_H
+#define STP_XLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrace_engine.h"
+#include "xlate/layout.h"
+
+struct _stp_xl_engine;
+
+/* What the engine needs from its client (the call graph's core). */
+struct _stp_xl_ops {
+	/* The function containing addr: its start (for a NAME.cold part,
+	 * NAME's), and in [*lo, *hi) the range of addresses with the same
+	 * answer (the symbol's extent); 0 when unknown. Jumps between
+	 * functions get a record. Asked once per range. */
+	uint64_t (*func_of)(void *core, struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo,
+			    uint64_t *hi);
+	/* Records drained from t's ring, in order (tsc already converted to
+	 * CLOCK_MONOTONIC nanoseconds in rec->tsc). */
+	void (*records)(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n);
+	/* t left the cache for good at native pc: why (an instruction that
+	 * cannot be translated, a limit); the client traces it otherwise. */
+	void (*fallback)(void *core, struct _stp_pt_thread *t, uint64_t pc, const char *why);
+};
+
+struct _stp_xl_config {
+	size_t ring_bytes;  /* per thread (default 1 MiB) */
+	size_t cache_bytes; /* code per thread, all chunks (default 8 MiB) */
+	int max_threads;    /* translated at once (default 64) */
+	int protect;	    /* attached processes (-x): a SIGTRAP handler of ours keeps
+			     * them alive if staprun dies (runtime/xlate/safety.c) */
+};
+
+/* Can the engine run here? 1 yes, 0 no (why says why), for auto. */
+int _stp_xl_usable(char *why, size_t len);
+
+struct _stp_xl_engine *_stp_xl_new(struct _stp_pt_session *s, const struct _stp_xl_ops *ops,
+				   void *core, const struct _stp_xl_config *cfg);
+/* Every thread off first (their processes are left as found). */
+void _stp_xl_free(struct _stp_xl_engine *x);
+
+/* Switch t on: from its next resume it runs translated code, from the
+ * instruction it is at. The first thread of a process maps the agent and
+ * the shared memory into it. -EBUSY: a limit. */
+int _stp_xl_thread_on(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Switch t off: its records are drained; it resumes natively. */
+int _stp_xl_thread_off(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+int _stp_xl_thread_is_on(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* A new thread or a fork child's thread, at its first stop: if it was
+ * created from translated code, its pc is made native. */
+void _stp_xl_thread_start(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Install the safety net of attached processes (cfg.protect does it at
+ * the first switch-on) in t's process: an int3 of ours met after staprun
+ * died gets its byte back instead of killing the program. Idempotent. */
+int _stp_xl_protect(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Leave t's process as it was found (before a detach): the program's
+ * SIGTRAP action back, our mappings gone. -EBUSY while a thread of it is
+ * on. */
+int _stp_xl_release(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* t is gone (exit, exec): its state goes; its memory is reused. */
+void _stp_xl_thread_gone(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* p exec'd or ended: everything of it goes (nothing is left in it). */
+void _stp_xl_proc_gone(struct _stp_xl_engine *x, struct _stp_pt_proc *p);
+/* The memory of t's process (t stopped) changed: libraries were loaded
+ * or unloaded (the core's r_debug watch), or code unmapped. Blocks made
+ * from code that is not mapped as it was go, in every thread. */
+void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Drain t's ring now (records go to ops->records). */
+void _stp_xl_drain(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+
+/* Counters, for -v. */
+struct _stp_xl_stats {
+	uint64_t threads;    /* switched on, in all */
+	uint64_t blocks;     /* translated */
+	uint64_t code_bytes; /* of translated code */
+	uint64_t doorbells;  /* stops asked for by the agent */
+	uint64_t agent;	     /* entries into the agent */
+	uint64_t dir_hits;   /* lookup misses the agent answered itself */
+	uint64_t records;    /* drained */
+	uint64_t flushes;    /* caches flushed (full) */
+	uint64_t signals;    /* delivered to translated threads */
+	uint64_t fallbacks;
+	uint64_t drain_ns;    /* staprun's time draining rings (consumer) */
+	uint64_t doorbell_ns; /* staprun's time answering doorbells */
+};
+void _stp_xl_get_stats(const struct _stp_xl_engine *x, struct _stp_xl_stats *st);
+
+#endif
