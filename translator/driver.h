@@ -10,6 +10,8 @@ void driver_locate(struct session *s);
 int driver_make_tmpdir(struct session *s);
 /* Remove s->tmpdir, or with -k say it is kept. */
 void driver_remove_tmpdir(struct session *s);
+/* --dump-functions, --dump-probe-types, --dump-probe-aliases (dump.c). */
+int driver_dump(struct session *s);
 /* The pid of a running staprun (pass 5), 0 when none; signals go to it. */
 extern volatile int driver_child_pid;
 

@@ -409,6 +409,8 @@ static int producer_optimized(Dwarf_Die *cu)
 	return opt;
 }
 
+enum dwq_prologue dwq_prologue_default = DWQ_PROLOGUE_AUTO;
+
 static uint64_t probe_after_prologue(struct collect *c, Dwarf_Die *die, Dwarf_Addr entry,
 				     uint64_t size)
 {

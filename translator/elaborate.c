@@ -107,12 +107,15 @@ static void setup(struct elab *c, struct session *s)
 	elab_alias_reset();
 	vec_push(&c->files, s->user_file);
 	struct stapfile *f;
+	vec_foreach (struct stapfile *, f, &s->extra_files)
+		vec_push(&c->files, f);
 	vec_foreach (struct stapfile *, f, &s->library_files)
 		vec_push(&c->files, f);
 	c->pulled = xcalloc(c->files.n + 1, 1);
-	/* The user file is always in; its embeds are only there under -g,
-	 * which the parser has checked. */
-	elab_pull_file(c, 0);
+	/* The user files (the script and the -E ones) are always in; their
+	 * embeds are only there under -g, which the parser has checked. */
+	for (int i = 0; i <= s->extra_files.n; i++)
+		elab_pull_file(c, i);
 	vec_foreach (struct stapfile *, f, &c->files) {
 		struct vardecl *v;
 		vec_foreach (struct vardecl *, v, &f->globals) {
@@ -181,10 +184,30 @@ static void condition_probe(struct elab *c)
 	vec_push(&c->bodies, p);
 }
 
+/* --dump-functions: every public tapset function is used, so types are
+ * inferred for all of them (SystemTap's "unknown" where none is). */
+static void use_library_functions(struct elab *c)
+{
+	for (int i = 1 + c->s->extra_files.n; i < c->files.n; i++) {
+		struct stapfile *f = c->files.v[i];
+		struct functiondecl *fd;
+		vec_foreach (struct functiondecl *, fd, &f->functions) {
+			if (!fd->file)
+				fd->file = f->src;
+			if (fd->is_private || fd->name[0] == '_' || fd->used)
+				continue;
+			fd->used = 1;
+			vec_push(&c->s->functions, fd);
+		}
+	}
+}
+
 int pass2_elaborate(struct session *s)
 {
 	struct elab c;
 	setup(&c, s);
+	if (s->dump == DUMP_FUNCTIONS)
+		use_library_functions(&c);
 
 	/* Deriving probes and resolving symbols feed each other: a pulled
 	 * tapset file may bring probes, whose bodies call functions. */
@@ -220,7 +243,7 @@ int pass2_elaborate(struct session *s)
 		elab_autoprint(&c);
 	if (!c.errors)
 		condition_probe(&c);
-	if (!c.errors && !s->probes.n && !s->listing) /* -l: no output, exit 1 */
+	if (!c.errors && !s->probes.n && !s->listing && !s->dump) /* -l: no output, exit 1 */
 		elab_error(&c, NULL, "no probes found");
 	if (c.errors)
 		return 1;
@@ -247,7 +270,7 @@ int pass2_elaborate(struct session *s)
 	}
 
 	elab_render_chains();
-	if (s->last_pass == 2) {
+	if (s->last_pass == 2 && !s->dump) {
 		struct strbuf out = {0};
 		pass2_print(s, &out);
 		fputs(sb_str(&out), stdout);

@@ -161,6 +161,12 @@ char *dp_full_pp(const struct derived_probe *dp);
 /* pn(), where it differs from pp() (an alias, a .plt point); else NULL */
 char *dp_full_pn(const struct derived_probe *dp);
 char *dp_full_from(const struct derived_probe *dp);
+/* -t's derivation text (" from: begin"), as SystemTap prints it. */
+char *dp_derivation(const struct derived_probe *dp);
+/* -t's location of the probe ("file:line:col" of this token). */
+const struct token *dp_timing_tok(const struct derived_probe *dp);
+/* --dump-probe-aliases' line for one name of an alias. */
+char *alias_dump_text(const struct probe_alias *al, const struct probe_point *name);
 
 /* Deep copies (elaborate_walk.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);

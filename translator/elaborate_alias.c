@@ -360,6 +360,61 @@ void elab_alias_reset(void)
 	report_keys.n = report_fmts.n = 0;
 }
 
+/* -t's "derivation": " from: P" for each point the probe came from, as
+ * SystemTap's derived_locations() gives it: a resolved function first,
+ * then each alias by the name that matched, then the user's (first)
+ * point, all without ? ! or condition. */
+char *dp_derivation(const struct derived_probe *dp)
+{
+	struct strbuf b = {0};
+	const struct chain *ch = NULL;
+	for (int i = 0; i < chain_dps.n && !ch; i++)
+		if (chain_dps.v[i] == dp)
+			ch = chain_recs.v[i];
+	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN || !ch)
+		sb_printf(&b, " from: %s", dp->pp ? dp->pp : "");
+	for (; ch; ch = ch->next) {
+		char *t = NULL;
+		if (ch->al) {
+			const struct probe_point *an;
+			vec_foreach (const struct probe_point *, an, &ch->al->alias_names)
+				if (!t && alias_matches(ch->via, an))
+					t = pp_text(an);
+		} else if (ch->user->points.n) {
+			t = pp_text(ch->user->points.v[0]);
+		}
+		if (t)
+			sb_printf(&b, " from: %s", t);
+		free(t);
+	}
+	return sb_take(&b);
+}
+
+/* -t's location: the 'probe' keyword, the point that named an alias, or
+ * (SystemTap's quirk) the first point of a probe with several. */
+const struct token *dp_timing_tok(const struct derived_probe *dp)
+{
+	for (int i = 0; i < chain_dps.n; i++) {
+		const struct chain *ch = chain_recs.v[i];
+		if (chain_dps.v[i] != dp || ch->al || ch->user->points.n < 2)
+			continue;
+		const struct probe_point *first = ch->user->points.v[0];
+		if (first->components.n)
+			return ((const struct probe_component *)first->components.v[0])->tok;
+	}
+	return dp->tok ? dp->tok : dp->probe ? dp->probe->tok : NULL;
+}
+
+/* --dump-probe-aliases: "NAME = POINTS" ("+=" for an epilogue alias). */
+char *alias_dump_text(const struct probe_alias *al, const struct probe_point *name)
+{
+	char *n = pp_text(name), *pts = points_text(&al->points, ", ", COND_AS_WRITTEN);
+	char *r = xasprintf("%s %s %s", n, al->epilogue ? "+=" : "=", pts);
+	free(n);
+	free(pts);
+	return r;
+}
+
 void elab_render_chains(void)
 {
 	for (int i = 0; i < chain_dps.n; i++) {

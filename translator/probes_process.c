@@ -202,7 +202,7 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 	if (!m)
 		return pp_fail(err, c1->tok, "%s", msg);
 	struct dwq_funcs fs;
-	if (dwq_functions(m, c1->arg->str, kind, DWQ_PROLOGUE_AUTO, exported, &fs, msg,
+	if (dwq_functions(m, c1->arg->str, kind, dwq_prologue_default, exported, &fs, msg,
 			  sizeof msg) < 0)
 		return pp_fail(err, c1->tok, "%s", msg);
 	if (fs.n == 0) {
