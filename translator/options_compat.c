@@ -223,9 +223,9 @@ static int set_color(const char *arg, const char *optname)
 	}
 	if (k == 2) {
 		fprintf(stderr,
-			"ERROR: option %s%s is not supported by this implementation "
+			"ERROR: option %s=always is not supported by this implementation "
 			"(user-space tracing only): messages have no colours.\n",
-			optname, arg ? "" : "=always");
+			optname);
 		return 1;
 	}
 	return 0;
