@@ -149,6 +149,15 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 		return;
 	}
 	struct functiondecl *fd = find_function(c, e->str, e->args.n, from);
+	if (!fd && !strncmp(e->str, "json_", 5)) {
+		/* SystemTap's JSON tapset (linux/json.stp) */
+		elab_error(c, e->tok,
+			   "unresolved function %s: SystemTap's JSON tapset serves its data "
+			   "through a procfs probe (/proc/systemtap/MODULE/json), which needs "
+			   "the kernel: this implementation traces user space only",
+			   e->str);
+		return;
+	}
 	if (!fd) {
 		elab_error(c, e->tok, "unresolved function %s%s", e->str,
 			   function_suggestions(c, e->str));
