@@ -713,6 +713,18 @@ static int cmp_func(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* SystemTap's order of the matches: the functions of the debug info
+ * first, then those only the symbol tables know (_start, frame_dummy,
+ * ...), each by address. */
+static int cmp_func_order(const void *a, const void *b)
+{
+	const struct dwq_func *x = a, *y = b;
+
+	if (x->has_dwarf != y->has_dwarf)
+		return y->has_dwarf - x->has_dwarf;
+	return cmp_func(a, b);
+}
+
 /* The same symbol may be in .symtab and .dynsym, or aliased
  * (__libc_malloc / malloc): keep one per (name, entry). */
 static void dedupe(struct dwq_funcs *o)
@@ -759,6 +771,7 @@ int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind,
 	if (out->n) {
 		qsort(out->v, out->n, sizeof *out->v, cmp_func);
 		dedupe(out);
+		qsort(out->v, out->n, sizeof *out->v, cmp_func_order);
 	}
 	return 0;
 }

@@ -108,6 +108,9 @@ void elab_pull_file(struct elab *c, int i);
 
 /* "(similar: a, b, c)" suggestions for NAME among CANDS (char *), or "". */
 const char *elab_suggest(const char *name, struct vec *cands);
+/* "(similar WHAT: a, b, c)", SystemTap's form for names from a probed
+ * binary ("functions", "marks"; "libraries" compares their basenames). */
+const char *elab_suggest_what(const char *name, struct vec *cands, const char *what);
 
 /* ---- probe points (elaborate_alias.c, probes_*.c) ---- */
 

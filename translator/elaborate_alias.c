@@ -195,7 +195,11 @@ static int cand_cmp(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
-const char *elab_suggest(const char *name, struct vec *cands)
+/* " (LABEL: a, b, c, d, e)": the five candidates nearest to NAME (by
+ * edit distance, of their basenames when by_base), "" without any; with
+ * one candidate, LABEL1 (SystemTap's "similar library:"). */
+static const char *suggest(const char *name, struct vec *cands, const char *label,
+			   const char *label1, int by_base)
 {
 	struct cand *cs = xcalloc(cands->n + 1, sizeof *cs);
 	int n = 0;
@@ -206,7 +210,8 @@ const char *elab_suggest(const char *name, struct vec *cands)
 			dup |= !strcmp(cs[j].name, nm);
 		if (dup)
 			continue;
-		int d = edit_distance(name, nm);
+		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
+		int d = edit_distance(name, base);
 		cs[n++] = (struct cand){nm, d};
 	}
 	if (!n) {
@@ -215,7 +220,7 @@ const char *elab_suggest(const char *name, struct vec *cands)
 	}
 	qsort(cs, n, sizeof *cs, cand_cmp);
 	struct strbuf b = {0};
-	sb_puts(&b, " (similar: ");
+	sb_printf(&b, " (%s: ", n == 1 ? label1 : label);
 	for (int i = 0; i < n && i < 5; i++) {
 		if (i)
 			sb_puts(&b, ", ");
@@ -224,6 +229,26 @@ const char *elab_suggest(const char *name, struct vec *cands)
 	sb_putc(&b, ')');
 	free(cs);
 	return sb_take(&b);
+}
+
+const char *elab_suggest(const char *name, struct vec *cands)
+{
+	return suggest(name, cands, "similar", "similar", 0);
+}
+
+const char *elab_suggest_what(const char *name, struct vec *cands, const char *what)
+{
+	static const char *const plural[][2] = {
+	    {"functions", "function"}, {"marks", "mark"}, {"libraries", "library"}};
+	const char *one = what;
+	for (size_t i = 0; i < sizeof plural / sizeof plural[0]; i++)
+		if (!strcmp(what, plural[i][0]))
+			one = plural[i][1];
+	char *label = xasprintf("similar %s", what), *label1 = xasprintf("similar %s", one);
+	const char *r = suggest(name, cands, label, label1, !strcmp(what, "libraries"));
+	free(label);
+	free(label1);
+	return r;
 }
 
 /* ---- alias matching ---- */
@@ -540,8 +565,8 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 
 static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_error *err)
 {
-	static const char *const builtins[] = {"begin",	  "end",    "error",  "never",	"timer",
-					       "process", "kernel", "module", "syscall"};
+	/* what works here: no kernel probe is suggested */
+	static const char *const builtins[] = {"begin", "end", "error", "never", "timer", "process"};
 	struct vec names = {0};
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
 		vec_push(&names, (void *)builtins[i]);
