@@ -184,6 +184,21 @@ static void condition_probe(struct elab *c)
 	vec_push(&c->bodies, p);
 }
 
+/* SystemTap's warning for each script argument no $N or @N of the user's
+ * files used; none when the argv tapset's globals are used (they take
+ * them all). */
+static void warn_unused_args(struct session *s)
+{
+	struct vardecl *v;
+	vec_foreach (struct vardecl *, v, &s->globals)
+		if (!strcmp(v->name, "argc") || !strcmp(v->name, "argv") ||
+		    !strncmp(v->name, "argv_", 5))
+			return;
+	for (int i = 0; i < s->args.n && !s->listing && !s->dump; i++)
+		if (!s->args_used || !s->args_used[i])
+			warn("unused command line option $%d/@%d", i + 1, i + 1);
+}
+
 /* --dump-functions: every public tapset function is used, so types are
  * inferred for all of them (SystemTap's "unknown" where none is). */
 static void use_library_functions(struct elab *c)
@@ -270,6 +285,7 @@ int pass2_elaborate(struct session *s)
 	}
 
 	elab_render_chains();
+	warn_unused_args(s);
 	if (s->last_pass == 2 && !s->dump) {
 		struct strbuf out = {0};
 		pass2_print(s, &out);

@@ -141,6 +141,11 @@ static const struct token *substitute_arg(struct pp *pp, struct token *t)
 		return j;
 	}
 	const char *arg = vec_at(&pp->s->args, n - 1);
+	if (!t->loc.file || !t->loc.file->is_tapset) { /* for pass 2's "unused" warning */
+		if (!pp->s->args_used)
+			pp->s->args_used = xcalloc(nargs, 1);
+		pp->s->args_used[n - 1] = 1;
+	}
 	if (w[0] == '@') {
 		t->type = TOK_STRING;
 		t->content = arg;

@@ -78,6 +78,7 @@ struct session {
 	const char *script_text;   /* -e */
 	struct vec extra_scripts;  /* -E: char *, run with the main script */
 	struct vec args;           /* script arguments: char * ($1...) */
+	char *args_used;           /* pass 1: args.n flags, $N/@N in a user file */
 	int last_pass;             /* -p, default 5 */
 	int verbose;               /* -v count */
 	struct vec include_dirs;   /* -I: char * */
