@@ -246,6 +246,8 @@ int pass2_elaborate(struct session *s)
 	elab_fold_defined(&c);
 	if (!s->unoptimized)
 		elab_elide(&c, 0);
+	for (int n = elab_fold_errors(); n > 0; n--)
+		elab_count_error(&c);
 	if (c.errors == c.tvar_errors)
 		elab_infer_types(&c);
 	if (!c.errors)
@@ -254,6 +256,8 @@ int pass2_elaborate(struct session *s)
 		elab_fold_unoptimized(&c);
 	else if (!c.errors)
 		elab_elide(&c, 1);
+	for (int n = elab_fold_errors(); n > 0; n--)
+		elab_count_error(&c);
 	if (!c.errors)
 		elab_autoprint(&c);
 	if (!c.errors)

@@ -171,6 +171,9 @@ const struct token *dp_timing_tok(const struct derived_probe *dp);
 /* --dump-probe-aliases' line for one name of an alias. */
 char *alias_dump_text(const struct probe_alias *al, const struct probe_point *name);
 
+/* Errors constant folding reported since the last call (elaborate_fold.c). */
+int elab_fold_errors(void);
+
 /* Deep copies (elaborate_walk.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);
 /* A copy of probe p with no locals (they are found again) and `body`. */
