@@ -21,7 +21,7 @@ esac
 # Never the systemtap package: our stap must not depend on SystemTap's own.
 PACKAGES="build-essential autoconf automake pkg-config libdw-dev libelf-dev
 libzydis-dev dejagnu expect systemtap-doc valgrind clang libclang-rt-14-dev
-procps file systemtap-sdt-dev uftrace bpftrace"
+procps file systemtap-sdt-dev uftrace bpftrace libc6-dbg"
 
 install_deps() {
 	local missing=""

@@ -157,13 +157,24 @@ int dcg_is_endbr(struct _stp_pt_thread *t, uint64_t addr)
 	return d && d->endbr;
 }
 
-/* A PLT stub: (endbr64;) jmp *GOT(%rip). */
+/* A PLT stub: (endbr64;) jmp *GOT(%rip) in a PLT section. The same code
+ * elsewhere is a function of its own (liblzma's lzma_crc64). */
 int dcg_is_stub(struct _stp_pt_thread *t, uint64_t addr)
 {
+	const struct _stp_syminfo *si = dcg_sym(_stp_pt_pid(t), addr);
+
+	if (!si || !si->plt)
+		return 0;
 	if (dcg_is_endbr(t, addr))
 		addr += 4;
 	const struct dec *d = dcg_decode_at(t, addr);
 	return d && d->ripjmp;
+}
+
+int dcg_in_plt(pid_t pid, uint64_t addr)
+{
+	const struct _stp_syminfo *si = dcg_sym(pid, addr);
+	return si && si->plt;
 }
 
 /* ---- symbols ---- */
@@ -174,28 +185,25 @@ const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr)
 	return st ? _stp_sym_lookup(st, addr) : NULL;
 }
 
+/* A function's entry (not the start of its .cold part). */
 int dcg_func_start(pid_t pid, uint64_t addr)
 {
 	const struct _stp_syminfo *si = dcg_sym(pid, addr);
-	return si && si->name && si->offset == 0;
+	return si && si->name && si->offset == 0 && !si->cold;
 }
 
-/* Are a and b in the same function (X.cold counts as X)? */
+/* Are a and b in the same function (X.cold counts as X)? (Cached
+ * entries stay valid across lookups.) */
 int dcg_same_func(pid_t pid, uint64_t a, uint64_t b)
 {
-	const struct _stp_syminfo *sa = dcg_sym(pid, a);
-	if (!sa || !sa->name)
+	const struct _stp_syminfo *sa = dcg_sym(pid, a), *sb = dcg_sym(pid, b);
+
+	if (!sa || !sa->name || !sb || !sb->name)
 		return 0;
-	uint64_t sa_addr = sa->symaddr;
-	char name[256];
-	const char *mod = sa->modpath;
-	snprintf(name, sizeof name, "%s", sa->name);
-	const struct _stp_syminfo *sb = dcg_sym(pid, b);
-	if (!sb || !sb->name)
-		return 0;
-	if (sb->symaddr == sa_addr)
+	if (sb->symaddr == sa->symaddr)
 		return 1;
-	return !strcmp(sb->name, name) && mod && sb->modpath && !strcmp(mod, sb->modpath);
+	return !strcmp(sb->name, sa->name) && sa->modpath && sb->modpath &&
+	       !strcmp(sa->modpath, sb->modpath);
 }
 
 /* The function containing pc: its start if known, else pc. */
@@ -208,8 +216,19 @@ uint64_t dcg_func_of(pid_t pid, uint64_t pc)
 int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to)
 {
 	pid_t pid = _stp_pt_pid(t);
+	const struct _stp_syminfo *st, *sf;
 
-	return (dcg_func_start(pid, to) || dcg_is_stub(t, to)) && !dcg_same_func(pid, from, to);
+	/* a function's entry, its own too (a self tail call) */
+	if (dcg_func_start(pid, to) || dcg_is_stub(t, to))
+		return 1;
+	/* another module's code, with or without a symbol there (ld.so's
+	 * jmp *%rax into a stripped program's _fini); code in no module
+	 * counts as one module */
+	if (!(st = dcg_sym(pid, to)))
+		return 0;
+	if (st->module)
+		return from < st->modstart || from >= st->modend;
+	return (sf = dcg_sym(pid, from)) && sf->module;
 }
 
 int _stp_dcg_func_range(struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo, uint64_t *hi)

@@ -22,13 +22,20 @@
  *   singlestep  PTRACE_SINGLESTEP (a reference for tests).
  * At each step trap the instruction(s) run since the previous trap are decoded
  * (original bytes under breakpoints, decodings cached per address) and
- * classified: call, return, jump to another function's start (tail call),
- * indirect jump (longjmp recovery), the rest. A shadow stack of frames
+ * classified: call, return, jump that is a call (a tail call, by
+ * callgrind's rules: to a function's first instruction, its own too but
+ * not its .cold part's; to a PLT stub; into another module, with or
+ * without a symbol there), jump that leaves frames (longjmp, an
+ * exception's landing pad: a return), the rest (jump tables, .cold
+ * parts, code with no symbol in the same module). A shadow stack of frames
  * (stack pointer at the call, function) pairs returns with calls and
  * closes frames skipped by longjmp or exceptions. A signal handler entered
  * by the kernel (the restorer's address at rsp) opens a frame like a call
  * from the interrupted function, closed by the handler's return. A call to a PLT stub
- * becomes a call to the function the stub jumps to. Records are small
+ * (in .plt, .plt.sec or .plt.got: the same code in .text is a function)
+ * becomes a call to the function the stub jumps to. A rep-prefixed string
+ * instruction stopping after each iteration under the step mechanisms is
+ * no branch. Names are printed whole, however long. Records are small
  * binary structs per thread, formatted (symbolized, cached per address)
  * only when printed: before any probe handler runs, when tracing is
  * switched off, when the thread exits and at the end of the run. */

@@ -19,8 +19,10 @@ int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_
 /* The cached code window is stale (exec, dlclose, munmap). */
 void _stp_dcg_window_drop(void);
 
-/* Does a jump from `from` to `to` enter another function (a tail call:
- * the start of another function, or a PLT stub)? */
+/* Is a jump from `from` to `to` a call (a tail call), by callgrind's
+ * rules: to a function's entry (its own too, not its .cold part), to a
+ * PLT stub, or into another module? A jump elsewhere in the same module
+ * (a jump table, a .cold part, code with no symbol) is none. */
 int _stp_dcg_enters_func(struct _stp_pt_thread *t, uint64_t from, uint64_t to);
 
 /* The bounds of the function containing addr, when its symbol has a
@@ -142,9 +144,12 @@ struct dthread *dcg_find_thread(pid_t tid, int create);
 struct _stp_symtab *dcg_symtab_of(pid_t pid);
 const struct dec *dcg_decode_at(struct _stp_pt_thread *t, uint64_t addr);
 int dcg_is_endbr(struct _stp_pt_thread *t, uint64_t addr);
-/* A PLT stub: (endbr64;) jmp *GOT(%rip). */
+/* A PLT stub: (endbr64;) jmp *GOT(%rip) in a PLT section. */
 int dcg_is_stub(struct _stp_pt_thread *t, uint64_t addr);
+/* In a PLT section (a stub, or lazy binding's code there)? */
+int dcg_in_plt(pid_t pid, uint64_t addr);
 const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr);
+/* A function's entry (its symbol's start, not a .cold part's). */
 int dcg_func_start(pid_t pid, uint64_t addr);
 /* Are a and b in the same function (X.cold counts as X)? */
 int dcg_same_func(pid_t pid, uint64_t a, uint64_t b);

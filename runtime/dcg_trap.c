@@ -28,6 +28,10 @@ void dcg_on_step(struct _stp_pt_thread *t, void *data)
 		return;
 	uint64_t pc = d->prev_pc, now = r.rip;
 	d->prev_pc = now;
+	/* still at the same instruction: a rep-prefixed string instruction
+	 * stops after each iteration (a restarted system call too) */
+	if (now == pc)
+		return;
 	/* not the next instruction: a branch, or a signal delivered (the
 	 * instructions from pc do not lead to now); a handler's tail call
 	 * leaves the restorer at rsp too */

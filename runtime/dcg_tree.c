@@ -27,9 +27,17 @@ static struct {
 	int64_t depth, tail, ns, dur;
 } ev;
 
+/* One tree line, grown as needed: names are printed whole (C++ template
+ * functions may differ only past the first kilobyte), however deep. */
+static char *line;
+static size_t line_cap;
+
 void dcg_tree_reset(void)
 {
 	want_call = -1;
+	free(line);
+	line = NULL;
+	line_cap = 0;
 }
 
 int dcg_probes_wanted(void)
@@ -192,27 +200,65 @@ static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t
 	d->r[at] = r;
 }
 
+static int line_fit(size_t n)
+{
+	size_t cap = line_cap ? line_cap : 1024;
+
+	if (n <= line_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	char *v = realloc(line, cap);
+	if (!v)
+		return -1;
+	line = v;
+	line_cap = cap;
+	return 0;
+}
+
+/* The name of a at line + off, whole if memory allows; its length. */
+static size_t put_name(struct _stp_symtab *st, uint64_t a, size_t off)
+{
+	for (;;) {
+		size_t room = line_cap - off, n;
+		if (st)
+			n = _stp_sym_cgname(st, a, line + off, room);
+		else
+			n = (size_t)snprintf(line + off, room, "0x%" PRIx64, a);
+		if (n + 1 < room || line_fit(2 * line_cap) < 0)
+			return n < room ? n : room - 1;
+	}
+}
+
 void dcg_flush_thread(struct dthread *d)
 {
 	struct _stp_symtab *st = d->nr ? dcg_symtab_of(d->pid) : NULL;
-	char name[512], line[1024];
 	size_t upto = d->hold < d->nr ? d->hold : d->nr;
 
 	for (size_t i = 0; i < upto; i++) {
 		const struct rec *r = &d->r[i];
-		if (st)
-			_stp_sym_cgname(st, r->name, name, sizeof name);
-		else
-			snprintf(name, sizeof name, "0x%" PRIx64, r->name);
-		char sig[32] = "";
+		char head[96], sig[32] = "";
+		int h = snprintf(head, sizeof head, "%6" PRIu64 " %s(%d):", r->ns / 1000, d->comm,
+				 (int)d->tid);
+		if (h < 0 || (size_t)h >= sizeof head)
+			h = 0;
 		if (r->sig)
 			snprintf(sig, sizeof sig, " (signal SIG%s)",
 				 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
-		int n = snprintf(line, sizeof line, "%6" PRIu64 " %s(%d):%*s%s%s%s\n",
-				 r->ns / 1000, d->comm, (int)d->tid, (int)r->depth, "",
-				 r->kind == DCG_CALL ? "->" : "<-", name, sig);
-		if (n > 0)
-			_stp_print_n(NULL, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+		size_t off = (size_t)h + r->depth + 2;
+		if (line_fit(off + 64) < 0)
+			continue;
+		memcpy(line, head, (size_t)h);
+		memset(line + h, ' ', r->depth);
+		memcpy(line + off - 2, r->kind == DCG_CALL ? "->" : "<-", 2);
+		off += put_name(st, r->name, off);
+		size_t sl = strlen(sig);
+		if (line_fit(off + sl + 1) < 0)
+			continue;
+		memcpy(line + off, sig, sl);
+		off += sl;
+		line[off++] = '\n';
+		_stp_print_n(NULL, line, off);
 	}
 	if (d->nr > upto && upto)
 		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
@@ -358,14 +404,17 @@ static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
 		    uint64_t rsp, int indirect)
 {
-	struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
+	size_t nf0 = d->nf;
+	struct frame *top;
 
 	if (indirect) /* longjmp: frames above the new stack pointer are gone */
 		dcg_pop_dead(d, rsp - 1, from, to);
 	top = d->nf ? &d->f[d->nf - 1] : NULL;
 	if (top && top->stub) {
-		/* leaving a PLT stub (or the lazy-binding code) for a function */
-		if (dcg_func_start(d->pid, to) && !dcg_is_stub(t, to)) {
+		/* leaving the PLT (a stub, or the lazy-binding code there), or
+		 * the lazy resolver, for a function, with or without a symbol */
+		if (!dcg_in_plt(d->pid, to) &&
+		    (dcg_in_plt(d->pid, from) || !dcg_same_func(d->pid, from, to))) {
 			const struct _stp_syminfo *si = dcg_sym(d->pid, to);
 			if (d->hold == NO_HOLD && si && si->name &&
 			    !strncmp(si->name, "_dl_runtime_", 12)) {
@@ -393,9 +442,10 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 		}
 		return;
 	}
-	if (!top)
+	/* a jump that left frames (longjmp, an exception's landing pad) is
+	 * a return, whatever its target */
+	if (!top || d->nf < nf0)
 		return;
-	/* tail call: a jump to the start of another function */
 	if (_stp_dcg_enters_func(t, from, to))
 		dcg_enter(d, t, from, to, top->sp, top->known, 1, 0);
 }

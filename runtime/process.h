@@ -58,4 +58,17 @@ void _stp_proc_watch_libraries(struct _stp_pt_proc *proc);
 
 int64_t _stp_proc_status_field(pid_t pid, const char *key, int idx);
 
+/* A file's identity (fileid.c): of the file at a path (/proc/PID/exe and
+ * /proc/PID/map_files/ name the image a process runs), or of the file a
+ * process maps under a name (its path in /proc/PID/maps, " (deleted)" or
+ * not). ok 0: unknown. */
+struct _stp_fileid {
+	unsigned long long dev, ino;
+	int ok;
+};
+void _stp_fileid_of(const char *path, struct _stp_fileid *id);
+void _stp_fileid_mapped(pid_t pid, const char *name, struct _stp_fileid *id);
+/* Both known and the same file. */
+int _stp_fileid_same(const struct _stp_fileid *a, const struct _stp_fileid *b);
+
 #endif

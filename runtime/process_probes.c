@@ -14,6 +14,8 @@
 #include "process.h"
 #include "dcg.h"
 #include "target.h"
+#include "sigstate.h"
+#include "shellcmd.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -34,6 +36,7 @@ struct libplace {
 /* Per traced process: what it runs and where it is loaded. */
 struct pstate {
 	char exe[PATH_MAX];
+	struct _stp_fileid exeid; /* the image it runs */
 	uint64_t base; /* start of the executable's mapping at file offset 0 */
 	char comm[17]; /* its name (execname() after it is gone) */
 	int syscalls;  /* system call stops are on */
@@ -42,10 +45,16 @@ struct pstate {
 	/* the /bin/sh of a shell -c command (or a fork of it), not yet
 	 * exec'd a command: bare process probes leave it out */
 	int launcher;
+	unsigned char *begun; /* per probe: its process.begin fired here */
 	struct pstate *next; /* all live pstates, freed at the end */
 };
 
 static struct pstate *all_pstates;
+
+/* Per probe: the image its module and its library are (the translator
+ * names a -x process's image by /proc/PID/exe or map_files when the file
+ * at the path is another one now). */
+static struct _stp_fileid *modid, *libid;
 
 /* realpath of each probe's library (NULL: not a .library probe). */
 static char **libreal;
@@ -95,8 +104,10 @@ static struct pstate *pstate_of(struct _stp_pt_proc *p)
 	return *u;
 }
 
-/* The executable of pid and the start of its mapping at offset 0. */
-static void read_exe(pid_t pid, struct pstate *ps)
+/* The executable of pid and the start of its mapping at offset 0.
+ * Returns 0, or -errno when its memory map cannot be read (EMFILE, ...):
+ * then no probe can be placed at the right address. */
+static int read_exe(pid_t pid, struct pstate *ps)
 {
 	char path[64], line[PATH_MAX + 128];
 	ssize_t n;
@@ -107,6 +118,7 @@ static void read_exe(pid_t pid, struct pstate *ps)
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	n = readlink(path, ps->exe, sizeof ps->exe - 1);
 	ps->exe[n > 0 ? n : 0] = '\0';
+	_stp_fileid_of(path, &ps->exeid);
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
 	f = fopen(path, "re");
 	ps->comm[0] = '\0';
@@ -118,7 +130,7 @@ static void read_exe(pid_t pid, struct pstate *ps)
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return;
+		return -errno;
 	while (fgets(line, sizeof line, f)) {
 		unsigned long long lo, hi, off;
 		int pos = 0;
@@ -136,18 +148,24 @@ static void read_exe(pid_t pid, struct pstate *ps)
 		}
 	}
 	fclose(f);
+	return 0;
 }
 
-/* Does a probe's module name this executable? */
-static int module_matches(const struct _stp_probe *p, const char *exe)
+/* Does a probe's module name the executable of ps? By identity where
+ * both are known (a path now naming another file is another program),
+ * else by path. */
+static int module_matches(const struct _stp_probe *p, const struct pstate *ps)
 {
 	char real[PATH_MAX];
+	const struct _stp_fileid *id = modid ? &modid[p - M->probes] : NULL;
 
 	if (!p->module || !*p->module)
 		return 1;
-	if (!strcmp(p->module, exe))
+	if (id && id->ok && ps->exeid.ok)
+		return _stp_fileid_same(id, &ps->exeid);
+	if (!strcmp(p->module, ps->exe))
 		return 1;
-	return realpath(p->module, real) && !strcmp(real, exe);
+	return realpath(p->module, real) && !strcmp(real, ps->exe);
 }
 
 /* Is probe p for the process of ps? */
@@ -155,7 +173,7 @@ static int ps_matches(const struct _stp_probe *p, const struct pstate *ps)
 {
 	if (ps->launcher && (!p->module || !*p->module))
 		return 0;
-	return module_matches(p, ps->exe);
+	return module_matches(p, ps);
 }
 
 static uint64_t bias_of(const struct _stp_probe *p, const struct pstate *ps)
@@ -281,6 +299,54 @@ static void sem_restore_all(void)
 
 /* ---- .library probes: placed when the library is mapped ---- */
 
+/* ---- placement: a run none of whose probes can be placed fails ---- */
+
+/* Per probe: how often it was placed, and failed to be. */
+static unsigned *placed, *failed;
+
+static int is_placed_kind(const struct _stp_probe *p)
+{
+	return p->kind == STP_PROBE_PROCESS_FUNCTION || p->kind == STP_PROBE_PROCESS_RETURN;
+}
+
+static void count_placement(const struct _stp_probe *p, int rc)
+{
+	if (placed && p >= M->probes && p < M->probes + M->nprobes)
+		(rc < 0 ? failed : placed)[p - M->probes]++;
+}
+
+/* Has every probe to place (optional ones aside) failed, with none
+ * placed anywhere and none still waiting for its process or library? */
+static int none_placed(void)
+{
+	int any = 0;
+
+	for (int i = 0; placed && i < M->nprobes; i++) {
+		if (!is_placed_kind(&M->probes[i]) || M->probes[i].optional)
+			continue;
+		if (placed[i] || !failed[i])
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
+static int placement_failed;
+
+/* After probes were placed: all failed ends the run with an error (said
+ * once; before the begin probes, the run does not start). */
+static void check_placement(void)
+{
+	if (placement_failed || !none_placed())
+		return;
+	placement_failed = 1;
+	_stp_msg_error("none of the script's probes could be placed");
+	if (_stp_session_state == STP_SESSION_RUNNING) {
+		_stp_error_count++;
+		_stp_exit(NULL);
+	}
+}
+
 static int add_probe(struct _stp_pt_proc *proc, const struct _stp_probe *p, uint64_t bias,
 		     struct _stp_pt_probe **out)
 {
@@ -288,6 +354,7 @@ static int add_probe(struct _stp_pt_proc *proc, const struct _stp_probe *p, uint
 	int rc = _stp_pt_probe_add(proc, p->addr + bias, ret ? NULL : on_hit, ret ? on_hit : NULL,
 				   (void *)p, out);
 
+	count_placement(p, rc);
 	if (rc < 0) {
 		_stp_msg_warn("couldn't place probe %s at 0x%llx: %s", p->pp,
 			      (unsigned long long)(p->addr + bias), strerror(-rc));
@@ -309,19 +376,44 @@ struct libscan {
 	struct pstate *ps;
 };
 
+/* Is the library loaded as name (real: its realpath, NULL when it is gone
+ * from the disk) the one probe i was resolved against? By identity where
+ * known (loaded: found in the maps once needed), else by path. */
+static int lib_matches(int i, pid_t pid, const char *name, const char *real,
+		       struct _stp_fileid *loaded, int *looked)
+{
+	int known = libid && libid[i].ok;
+
+	if (known && !*looked) {
+		_stp_fileid_mapped(pid, real ? real : name, loaded);
+		*looked = 1;
+	}
+	if (known && loaded->ok)
+		return _stp_fileid_same(&libid[i], loaded);
+	return real && !strcmp(libreal[i], real);
+}
+
 static void lib_loaded(const char *name, uint64_t bias, void *data)
 {
 	struct libscan *ls = data;
 	struct pstate *ps = ls->ps;
-	char real[PATH_MAX];
+	struct _stp_fileid loaded = { 0, 0, 0 };
+	char buf[PATH_MAX], *real;
+	int looked = 0;
 
-	if (!name || !*name || !realpath(name, real))
+	if (!name || !*name)
 		return;
+	real = realpath(name, buf);
 	for (int i = 0; i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
 		size_t j;
 
-		if (!libreal[i] || strcmp(libreal[i], real) || !ps_matches(p, ps))
+		/* the maps are read only for a candidate: the same path, or a
+		 * probe resolved against a process's image of a library */
+		if (!libreal[i] ||
+		    (strcmp(libreal[i], real ? real : name) && strncmp(libreal[i], "/proc/", 6)) ||
+		    !ps_matches(p, ps) ||
+		    !lib_matches(i, _stp_pt_proc_pid(ls->proc), name, real, &loaded, &looked))
 			continue;
 		for (j = 0; j < ps->nlibs; j++)
 			if (ps->libs[j].probe == i && ps->libs[j].bias == bias)
@@ -362,6 +454,7 @@ static void scan_libraries(struct _stp_pt_proc *proc)
 		ps->libs[j].seen = 0;
 	if (_stp_pt_each_library(proc, lib_loaded, &ls) < 0)
 		return;
+	check_placement();
 	for (size_t j = 0; j < ps->nlibs; j++) {
 		if (!ps->libs[j].seen) {
 			const struct _stp_probe *p = &M->probes[ps->libs[j].probe];
@@ -406,6 +499,26 @@ static void fire_kind(enum _stp_probe_kind kind, struct _stp_pt_thread *t, pid_t
 		const struct _stp_probe *p = &M->probes[i];
 		if (p->kind == kind && ps_matches(p, ps))
 			fire(p, t, pid, 0, bias_of(p, ps), ps->comm);
+	}
+}
+
+/* process.begin: once per process and probe, when the process first
+ * matches it (launched or attached, forked by a process it matches, or an
+ * exec into the image a probe names). t NULL: the process of pid, stopped
+ * with no thread at hand. */
+static void fire_begin(struct _stp_pt_thread *t, pid_t pid, struct pstate *ps)
+{
+	for (int i = 0; i < M->nprobes && can_run(); i++) {
+		const struct _stp_probe *p = &M->probes[i];
+
+		if (p->kind != STP_PROBE_PROCESS_BEGIN || !ps_matches(p, ps) ||
+		    (ps->begun && ps->begun[i]))
+			continue;
+		if (!ps->begun)
+			ps->begun = calloc((size_t)M->nprobes, 1);
+		if (ps->begun)
+			ps->begun[i] = 1;
+		fire(p, t, pid, 0, bias_of(p, ps), ps->comm);
 	}
 }
 
@@ -469,21 +582,28 @@ static int wants_kind(const struct pstate *ps, enum _stp_probe_kind a, enum _stp
 static void place_probes(struct _stp_pt_proc *proc)
 {
 	struct pstate *ps = pstate_of(proc);
+	int rc;
 
 	if (!ps)
 		return;
-	read_exe(_stp_pt_proc_pid(proc), ps);
+	rc = read_exe(_stp_pt_proc_pid(proc), ps);
 	ps->nlibs = 0; /* exec dropped every probe */
 	sem_forget(proc, 0);
 	for (int i = 0; i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
-		int ret = p->kind == STP_PROBE_PROCESS_RETURN;
 
-		if ((p->kind != STP_PROBE_PROCESS_FUNCTION && !ret) || p->library ||
-		    !ps_matches(p, ps))
+		if (!is_placed_kind(p) || p->library || !ps_matches(p, ps))
 			continue;
+		if (rc < 0) { /* no load address: say why, not a bad address */
+			count_placement(p, rc);
+			_stp_msg_warn("couldn't place probe %s: can't read the memory map of "
+				      "process %d: %s", p->pp, (int)_stp_pt_proc_pid(proc),
+				      strerror(-rc));
+			continue;
+		}
 		add_probe(proc, p, bias_of(p, ps), NULL);
 	}
+	check_placement();
 	if (wants_kind(ps, STP_PROBE_PROCESS_SYSCALL, STP_PROBE_PROCESS_SYSCALL_RETURN)) {
 		int rc = _stp_pt_syscalls(proc, on_syscall, NULL);
 		if (rc < 0)
@@ -511,13 +631,18 @@ static void on_exec(struct _stp_pt_thread *t, void *user)
 	(void)user;
 	_stp_dcg_exec(_stp_pt_proc_pid(proc));
 	struct pstate *ps = pstate_of(proc);
-	if (ps)
+	if (ps) {
 		ps->launcher = launching && shell_launch;
+		/* a new image: the probes naming one may begin again */
+		for (int i = 0; ps->begun && i < M->nprobes; i++)
+			if (M->probes[i].module && *M->probes[i].module)
+				ps->begun[i] = 0;
+	}
 	place_probes(proc);
 	/* The first exec of a -c command happens before the begin probes;
 	 * process.begin then waits for the release. */
-	if (_stp_session_state == STP_SESSION_RUNNING)
-		fire_kind(STP_PROBE_PROCESS_BEGIN, t, 0, ps);
+	if (ps)
+		fire_begin(t, 0, ps);
 }
 
 static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user)
@@ -527,7 +652,10 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 	(void)user;
 	sem_fork(_stp_pt_thread_proc(parent), child);
 	if (pp && cp) {
+		struct pstate *next = cp->next;
 		*cp = *pp;
+		cp->next = next;
+		cp->begun = NULL;
 		cp->libs = NULL;
 		cp->nlibs = cp->libcap = 0;
 		if (pp->nlibs && (cp->libs = malloc(pp->nlibs * sizeof *cp->libs))) {
@@ -536,6 +664,7 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 			for (size_t j = 0; j < cp->nlibs; j++)
 				cp->libs[j].pr = NULL; /* the child's copies: not ours */
 		}
+		fire_begin(NULL, _stp_pt_proc_pid(child), cp);
 	}
 }
 
@@ -547,8 +676,10 @@ static void pstate_free(struct pstate *ps)
 			*pp = ps->next;
 			break;
 		}
-	if (ps)
+	if (ps) {
 		free(ps->libs);
+		free(ps->begun);
+	}
 	free(ps);
 }
 
@@ -580,45 +711,9 @@ static const struct _stp_pt_callbacks callbacks = {
 	.proc_exit = on_proc_exit,
 };
 
-static void free_words(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* "prog a b" -> {"prog", "a", "b", NULL}; NULL when empty or out of memory. */
-static char **split_words(const char *cmd)
-{
-	size_t n = 0, cap = 8;
-	char **v = calloc(cap, sizeof *v);
-
-	while (v && *cmd) {
-		size_t len;
-
-		cmd += strspn(cmd, " \t");
-		len = strcspn(cmd, " \t");
-		if (!len)
-			break;
-		if (n + 2 > cap) {
-			char **w = realloc(v, (cap *= 2) * sizeof *v);
-			if (!w)
-				break;
-			v = w;
-		}
-		v[n] = strndup(cmd, len);
-		v[++n] = NULL;
-		cmd += len;
-	}
-	if (v && n == 0) {
-		free(v);
-		v = NULL;
-	}
-	return v;
-}
-
 int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o)
 {
+	char **words = NULL;
 	int rc, shell;
 
 	M = m;
@@ -635,7 +730,16 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		_stp_msg_error("process probes need a target process: use -c CMD or -x PID");
 		return -1;
 	}
+	placement_failed = 0;
+	placed = calloc((size_t)m->nprobes + 1, sizeof *placed);
+	failed = calloc((size_t)m->nprobes + 1, sizeof *failed);
 	libreal = calloc((size_t)m->nprobes + 1, sizeof *libreal);
+	modid = calloc((size_t)m->nprobes + 1, sizeof *modid);
+	libid = calloc((size_t)m->nprobes + 1, sizeof *libid);
+	for (int i = 0; modid && libid && i < m->nprobes; i++) {
+		_stp_fileid_of(m->probes[i].module, &modid[i]);
+		_stp_fileid_of(m->probes[i].library, &libid[i]);
+	}
 	for (int i = 0; libreal && i < m->nprobes; i++) {
 		const char *lib = m->probes[i].library;
 		if (lib && *lib)
@@ -645,26 +749,33 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	}
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_set_debug(1);
-	/* A plain command is run directly, so the first exec is the program
-	 * itself; a shell's commands are its children (or what it execs):
-	 * bare process probes fire for those, not for the shell. The
-	 * translator makes the same test (translator/probes_process.c). */
-	shell = o->target_cmd && strpbrk(o->target_cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
+	/* A plain command is run directly (where that is what sh -c would
+	 * do), so the first exec is the program itself; a shell's commands
+	 * are its children (or what it execs): bare process probes fire for
+	 * those, not for the shell. */
+	if (o->target_cmd)
+		words = _stp_cmd_words(o->target_cmd);
+	shell = o->target_cmd && !words;
 	shell_launch = shell;
 	S = _stp_pt_session_new(&callbacks, NULL, _STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
 	if (!S) {
 		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
+		_stp_cmd_words_free(words);
 		return -1;
 	}
+	{
+		sigset_t mask, ignored;
+		_stp_signals_caller(&mask, &ignored);
+		_stp_pt_launch_signals(S, &mask, &ignored);
+	}
 	if (o->target_cmd) {
-		char **argv = shell ? NULL : split_words(o->target_cmd);
 		char *one[] = { (char *)o->target_cmd, NULL };
 
 		launching = 1;
-		rc = _stp_pt_launch(S, argv ? argv : one, &root);
+		rc = _stp_pt_launch(S, words ? words : one, &root);
 		launching = 0;
 		launched = 1;
-		free_words(argv);
+		_stp_cmd_words_free(words);
 	} else {
 		rc = (o->target_pid <= 0 || o->target_pid > INT32_MAX)
 			     ? -ESRCH
@@ -688,7 +799,9 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	}
 	root_pid = _stp_pt_proc_pid(root);
 	_stp_target = root_pid;
-	return 0;
+	/* nothing placed before the begin probes: the run does not start
+	 * (_stp_proc_finish puts the target back) */
+	return placement_failed ? -1 : 0;
 }
 
 int _stp_proc_release(void)
@@ -702,7 +815,7 @@ int _stp_proc_release(void)
 	{
 		struct pstate *ps = pstate_of(root);
 		if (ps)
-			fire_kind(STP_PROBE_PROCESS_BEGIN, NULL, root_pid, ps);
+			fire_begin(NULL, root_pid, ps);
 	}
 	return _stp_pt_resume(root) < 0 ? -1 : 0;
 }
@@ -743,4 +856,10 @@ void _stp_proc_finish(int verbose)
 		free(libreal[i]);
 	free(libreal);
 	libreal = NULL;
+	free(placed);
+	free(failed);
+	placed = failed = NULL;
+	free(modid);
+	free(libid);
+	modid = libid = NULL;
 }

@@ -128,7 +128,7 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 	int rc;
 
 	if (!p->mm)
-		return -ESRCH;
+		return p->mm_err ? -p->mm_err : -ESRCH;
 	bk = bk_get(p->mm, addr, 1, &rc);
 	if (!bk)
 		return rc;

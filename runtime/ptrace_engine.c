@@ -11,6 +11,7 @@
  * (has_status, in the session's pending queue): stopping a whole process
  * collects other threads' events that way, to be handled afterwards. */
 #include "ptrace_internal.h"
+#include "sigstate.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -578,6 +579,7 @@ static void ev_exec(struct _stp_pt_thread *t)
 		return;
 	}
 	p->mm = _stp_pt_mm_new(p->pid);
+	p->mm_err = p->mm ? 0 : errno;
 	pt_debug("%d: exec", (int)p->pid);
 	if (p->follow && !s->detaching && s->cb.exec)
 		s->cb.exec(t, s->user);
@@ -960,9 +962,18 @@ struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, 
 	s->user = user;
 	s->options = options;
 	s->pending_tail = &s->pending;
+	sigemptyset(&s->launch_mask);
+	sigemptyset(&s->launch_ignored);
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_debug_on = 1;
 	return s;
+}
+
+void _stp_pt_launch_signals(struct _stp_pt_session *s, const sigset_t *mask,
+			    const sigset_t *ignored)
+{
+	s->launch_mask = *mask;
+	s->launch_ignored = *ignored;
 }
 
 static struct _stp_pt_stats freed_stats;
@@ -1006,15 +1017,9 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		return -err;
 	}
 	if (pid == 0) {
-		/* the program starts as from a shell: no signal blocked, the
-		 * usual ones at their default (the tracer may block SIGCHLD for
-		 * a signalfd, or ignore SIGPIPE) */
-		static const int dfl[] = {SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP};
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
-			signal(dfl[i], SIG_DFL);
+		/* the program's signal state, not the tracer's (which may block
+		 * SIGCHLD for a signalfd, or ignore SIGPIPE) */
+		_stp_signals_apply(&s->launch_mask, &s->launch_ignored);
 		/* wait for the tracer to seize us, then become the program */
 		close(errpipe[0]);
 		raise(SIGSTOP);
@@ -1037,10 +1042,11 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		goto kill_child;
 	}
 	p = proc_new(s, pid);
+	errno = ENOMEM;
 	if (!p || !(t = thread_new(p, pid)) || !(p->mm = _stp_pt_mm_new(pid))) {
+		err = errno; /* EMFILE from /proc/PID/mem, say */
 		if (p)
 			proc_free(p);
-		err = ENOMEM;
 		goto kill_child;
 	}
 	p->hold = 1;
@@ -1209,12 +1215,13 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 	} while (added);
 	/* the memory through the leader, else a live thread (a leader that
 	 * called pthread_exit has none; threads may end meanwhile) */
+	errno = EACCES;
 	if (!proc_is_zombie(pid))
 		p->mm = _stp_pt_mm_new(pid);
 	for (struct _stp_pt_thread *t = p->threads; t && !p->mm; t = t->next)
 		p->mm = _stp_pt_mm_new(t->tid);
 	if (!p->mm) {
-		rc = p->threads ? -EACCES : -ESRCH;
+		rc = p->threads ? -errno : -ESRCH;
 		goto fail;
 	}
 	if ((rc = _stp_pt_stop_all(p)) < 0)

@@ -36,6 +36,7 @@
 #ifndef STP_PTRACE_ENGINE_H
 #define STP_PTRACE_ENGINE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -95,11 +96,15 @@ void _stp_pt_session_free(struct _stp_pt_session *s);
 /* Start a command, traced, stopped before the first instruction of the
  * program (the exec callback has run). Its threads stay stopped until
  * _stp_pt_resume(). The target dies with the tracer (PTRACE_O_EXITKILL).
- * It starts with no signal blocked and SIGINT, SIGQUIT, SIGTERM, SIGPIPE,
- * SIGCHLD, SIGHUP at their defaults, whatever the tracer's settings.
+ * It starts with the signal state of _stp_pt_launch_signals (by default
+ * no signal blocked, none ignored), whatever the tracer's settings.
  * argv is NULL-terminated; with _STP_PT_SHELL argv[0] is a shell command.
  * A program that cannot be run gives the exec errno (-ENOENT, ...). */
 int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt_proc **out);
+/* The signal mask of the programs _stp_pt_launch starts, and the signals
+ * they ignore (every other is at its default): the caller's, usually. */
+void _stp_pt_launch_signals(struct _stp_pt_session *s, const sigset_t *mask,
+			    const sigset_t *ignored);
 /* Attach to a running process and all its threads (also those created
  * while attaching); all stopped on return, until _stp_pt_resume(). */
 int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **out);

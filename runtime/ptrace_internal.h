@@ -126,6 +126,7 @@ struct _stp_pt_proc {
 	int hold;	     /* keep stopped threads stopped (until resume) */
 	int stopping;	     /* stop-all in progress: only collect events */
 	int follow;	     /* a traced process (not one being released) */
+	int mm_err;	     /* why mm is NULL after an exec (errno), 0: gone */
 	int release_on_exec; /* a vfork child traced only until it execs */
 	int report_threads;  /* attached: thread_start for each at resume */
 	int leader_status, leader_gone;
@@ -160,6 +161,7 @@ struct _stp_pt_session {
 	struct pt_parked *parked;
 	struct _stp_pt_stats stats;
 	uint64_t hit_seq; /* run_entries calls */
+	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
 };
 
 /* ptrace_engine.c */

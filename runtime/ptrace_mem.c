@@ -38,8 +38,10 @@ struct pt_mm *_stp_pt_mm_new(pid_t pid)
 	mm->pid = pid;
 	mm->memfd = open_mem(pid);
 	if (mm->memfd < 0) {
-		pt_debug("open /proc/%d/mem: %s", (int)pid, strerror(errno));
+		int err = errno;
+		pt_debug("open /proc/%d/mem: %s", (int)pid, strerror(err));
 		free(mm);
+		errno = err; /* EMFILE, ...: the caller reports it */
 		return NULL;
 	}
 	return mm;

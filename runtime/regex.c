@@ -29,6 +29,25 @@ static struct {
 	char *str;
 } last;
 
+/* PATTERN for regcomp with "\\1".."\\9" as plain digits: SystemTap's
+ * regexes (matched by a DFA) have no back-references, and glibc's
+ * back-tracking on them can take exponential time. */
+static char *without_backrefs(const char *pattern)
+{
+	char *out = malloc(strlen(pattern) + 1), *o = out;
+	if (!out)
+		return NULL;
+	for (const char *p = pattern; *p; p++) {
+		if (*p == '\\' && p[1] >= '1' && p[1] <= '9')
+			continue; /* the digit follows, unescaped */
+		if (*p == '\\' && p[1])
+			*o++ = *p++;
+		*o++ = *p;
+	}
+	*o = 0;
+	return out;
+}
+
 static struct cached_re *compile(const char *pattern)
 {
 	struct cached_re **pp, *r;
@@ -63,7 +82,9 @@ static struct cached_re *compile(const char *pattern)
 		free(r);
 		return NULL;
 	}
-	rc = regcomp(&r->re, pattern, REG_EXTENDED);
+	char *plain = without_backrefs(pattern);
+	rc = plain ? regcomp(&r->re, plain, REG_EXTENDED) : REG_ESPACE;
+	free(plain);
 	r->ok = rc == 0;
 	if (!r->ok) {
 		regerror(rc, &r->re, r->err, sizeof r->err);

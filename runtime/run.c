@@ -19,6 +19,7 @@
 #include "process.h"
 #include "dcg.h"
 #include "ptrace_engine.h"
+#include "sigstate.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -113,10 +114,35 @@ static int timers_init(struct run *r, int64_t now)
 
 /* ---- handlers ---- */
 
+static int abandoned; /* a handler was abandoned: the script's state is unsure */
+
+static const char *signame(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+									: "SIGQUIT";
+}
+
+/* Run p's handler, stopped by a stop signal if it runs long (interrupt.c).
+ * Returns 0, or the signal that cut it short (c->last_error is then the
+ * generated code's "MAXACTION exceeded"), or -1: abandoned. */
+static int run_interruptible(const struct _stp_probe *p, struct _stp_context *c)
+{
+	if (sigsetjmp(_stp_interrupt_jmp, 1) == 0) {
+		_stp_interrupt_begin(c);
+		p->handler(c);
+		return _stp_interrupt_end();
+	}
+	_stp_interrupt_end();
+	return -1;
+}
+
 void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 {
 	struct _stp_context c;
+	int cut;
 
+	if (abandoned)
+		return;
 	_stp_dcg_flush_all(); /* the call-graph lines before what the handler prints */
 	memset(&c, 0, sizeof c);
 	/* As SystemTap: begin/end/error probes get MAXACTION_INTERRUPTIBLE
@@ -129,9 +155,24 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 	c.target = tc;
 	_stp_ctx_ubt_forget();
 	_stp_regex_reset();
-	p->handler(&c);
+	cut = run_interruptible(p, &c);
+	/* the run ends, as on that signal in the loop */
+	if (_stp_interrupt_signal() && (_stp_session_state == STP_SESSION_STARTING ||
+					_stp_session_state == STP_SESSION_RUNNING))
+		_stp_exit(NULL);
+	if (cut < 0) {
+		abandoned = 1;
+		_stp_print_flush(&c);
+		_stp_msg_error("probe %s did not stop on %s: abandoned, no more probes run",
+			       p->pp ? p->pp : "?", signame(_stp_interrupt_signal()));
+		_stp_error_count++;
+		return;
+	}
 	_stp_print_flush(&c);
-	if (c.last_error) {
+	if (cut) {
+		_stp_msg_warn("probe %s interrupted by %s%s%s", p->pp ? p->pp : "?", signame(cut),
+			      c.last_stmt ? " near " : "", c.last_stmt ? c.last_stmt : "");
+	} else if (c.last_error) {
 		if (c.last_stmt)
 			_stp_msg_error("%s near %s", c.last_error, c.last_stmt);
 		else
@@ -272,10 +313,15 @@ static void event_loop(struct run *r)
 	}
 }
 
+/* The run reads them from a signalfd, even those its caller ignores (as
+ * SystemTap's staprun handles them): ignored, they would not reach it. */
 static int block_signals(sigset_t *old)
 {
+	static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	sigset_t set;
 
+	for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
+		signal(stop[i], SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
@@ -311,6 +357,7 @@ static void apply_limits(const struct _stp_module *m)
 
 static void reset_session(void)
 {
+	abandoned = 0;
 	_stp_session_state = STP_SESSION_STARTING;
 	_stp_error_count = 0;
 	_stp_skipped_count = 0;
@@ -342,7 +389,7 @@ static void run_session(struct run *r)
 	run_kind(r, STP_PROBE_END, STP_SESSION_STOPPING);
 	run_kind(r, STP_PROBE_ERROR, STP_SESSION_ERROR);
 	_stp_session_state = STP_SESSION_STOPPED;
-	if (r->m->free_globals)
+	if (r->m->free_globals && !abandoned) /* maps may be half updated */
 		r->m->free_globals();
 }
 
@@ -376,6 +423,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		return 1;
 	}
 	o = r.o;
+	_stp_signals_save(); /* staprun did it first, before changing any */
 	reset_session();
 	apply_limits(m);
 	r.rng = (uint64_t)_stp_gettime_ns(CLOCK_MONOTONIC) | 1;
@@ -387,11 +435,12 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		_stp_transport_close();
 		return 1;
 	}
+	_stp_interrupt_init();
 	r.engine = _stp_proc_wanted(m);
 	/* stap -vvvv (pass 5 at level 4) runs staprun -vvv */
 	if (r.engine && o->verbose >= 3)
 		_stp_pt_set_debug(1);
-	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o, &oldmask)) < 0) {
+	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o)) < 0) {
 		setup_failed = 1;  /* said why; no probe ran, so no summary */
 	} else {
 		if (o->timeout_s > 0)

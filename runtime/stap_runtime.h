@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STP_ABI_VERSION 2
+#define STP_ABI_VERSION 3
 
 /* ---- values ---- */
 
@@ -39,7 +39,9 @@ struct _stp_probe;
 struct _stp_context {
 	const char *last_error;   /* NULL while all is well */
 	const char *last_stmt;    /* "identifier 'x' at file:1:2" */
-	int64_t actionremaining;  /* counts down from MAXACTION */
+	/* counts down from MAXACTION; volatile: a stop signal sets it to 0
+	 * to end a handler that runs long (runtime/interrupt.c) */
+	volatile int64_t actionremaining;
 	int nesting;              /* function call depth, for MAXNESTING; 0 in the handler body */
 	const struct _stp_probe *probe;
 	int aborted;              /* abort() or fatal: stop everything now */
@@ -284,6 +286,9 @@ struct _stp_probe {
 	uint64_t semaphore;
 	/* pn(): the script-level point (an alias's name); NULL: pp */
 	const char *pn;
+	/* written with ? (itself or an alias that led to it): a run where it
+	 * cannot be placed does not fail for it */
+	int optional;
 };
 
 struct _stp_module {

@@ -8,10 +8,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stap_runtime.h"
+#include "stp_internal.h"
+#include "sigstate.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static void usage(FILE *f, const char *prog)
@@ -72,21 +76,89 @@ static int parse_switch(const char *s, int64_t *size, int64_t *n)
 	return *end ? -1 : 0;
 }
 
+/* Is the file a whole x86-64 shared object? Every table the loader reads
+ * (program headers, section headers, the segments it maps) must lie within
+ * it: mapping past the end of a truncated file dies of SIGBUS. NULL or why
+ * not. */
+static const char *elf_damage(int fd, off_t size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+		return "not an ELF file";
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64 || eh.e_type != ET_DYN)
+		return "not an x86-64 shared object";
+	if (eh.e_phentsize != sizeof ph || !eh.e_phnum ||
+	    eh.e_phoff > (uint64_t)size || (uint64_t)eh.e_phnum * sizeof ph > (uint64_t)size - eh.e_phoff)
+		return "its program headers are cut off";
+	if (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > (uint64_t)size ||
+			   (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > (uint64_t)size - eh.e_shoff))
+		return "its section headers are cut off";
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+			return "its program headers are unreadable";
+		if ((ph.p_type == PT_LOAD || ph.p_type == PT_DYNAMIC) &&
+		    (ph.p_offset > (uint64_t)size || ph.p_filesz > (uint64_t)size - ph.p_offset))
+			return "it is cut off (a segment ends past the end of the file)";
+	}
+	return NULL;
+}
+
+/* A crash while loading (relocations or constructors of a damaged object)
+ * is reported as such; nothing is traced yet. */
+static const char *loading;
+
+static void load_crashed(int sig)
+{
+	static const char a[] = "ERROR: Couldn't load '", b[] = "': the object is damaged (";
+	const char *name = sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "SIGILL";
+	struct iovec v[] = { { (void *)a, sizeof a - 1 }, { (void *)loading, strlen(loading) },
+			     { (void *)b, sizeof b - 1 }, { (void *)name, strlen(name) },
+			     { (void *)" while loading)\n", 16 } };
+
+	if (writev(STDERR_FILENO, v, 5) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static void guard_load(int on)
+{
+	static const int sigs[] = { SIGBUS, SIGSEGV, SIGILL };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		signal(sigs[i], on ? load_crashed : SIG_DFL);
+}
+
 static const struct _stp_module *load(const char *path, void **handle)
 {
 	struct stat sb;
 	const struct _stp_module *m;
+	const char *damage;
 	char *err;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (stat(path, &sb) < 0) {
+	if (fd < 0 || fstat(fd, &sb) < 0) {
 		fprintf(stderr, "ERROR: Couldn't open '%s': %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	damage = S_ISREG(sb.st_mode) ? elf_damage(fd, sb.st_size) : "not a regular file";
+	close(fd);
+	if (damage) {
+		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path, damage);
 		return NULL;
 	}
 	/* dlopen searches the library path for names without a slash. */
 	char buf[PATH_MAX];
 	if (!strchr(path, '/') && snprintf(buf, sizeof buf, "./%s", path) < (int)sizeof buf)
 		path = buf;
+	loading = path;
+	guard_load(1);
 	*handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+	guard_load(0);
 	if (!*handle) {
 		err = dlerror();
 		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path, err ? err : "unknown error");
@@ -118,6 +190,8 @@ int main(int argc, char **argv)
 	int64_t fsize = 0, fnum = 0, bufsize = 0;
 	int c, rc;
 
+	/* The -c command gets the signal state staprun was given. */
+	_stp_signals_save();
 	/* Options before or after OBJECT: getopt permutes (no "+"). */
 	while ((c = getopt(argc, argv, "vo:S:s:T:c:x:h")) != -1) {
 		switch (c) {
@@ -160,6 +234,11 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				fprintf(stderr, "ERROR: couldn't write output: %s\n",
+					strerror(errno));
+				return 1;
+			}
 			return 0;
 		default:
 			usage(stderr, argv[0]);
@@ -192,5 +271,15 @@ int main(int argc, char **argv)
 	rc = _stp_run(m, &o);
 	fflush(stdout);
 	dlclose(handle);
+	if (_stp_transport_reader_gone()) {
+		/* everything is cleaned up: now end as a writer to a closed
+		 * pipe does */
+		sigset_t pipe;
+		sigemptyset(&pipe);
+		sigaddset(&pipe, SIGPIPE);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, &pipe, NULL);
+		raise(SIGPIPE);
+	}
 	return rc;
 }

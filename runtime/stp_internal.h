@@ -32,6 +32,23 @@ void _stp_msg_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int _stp_transport_open(const char *output_file);
 void _stp_transport_close(void);
 int _stp_write_all(int fd, const char *buf, size_t len);
+/* Did the output end because its reader went away, with the caller's
+ * SIGPIPE at its default (so staprun should die of SIGPIPE)? */
+int _stp_transport_reader_gone(void);
+
+/* Stop signals while a handler runs (interrupt.c). init once a run; begin
+ * and end around each handler, with sigsetjmp(_stp_interrupt_jmp, 1) just
+ * before begin (a handler abandoned comes back there with 1). end returns
+ * the signal that cut the handler short, 0 if it ran to its end. */
+#include <setjmp.h>
+#include <signal.h>
+extern sigjmp_buf _stp_interrupt_jmp;
+extern volatile sig_atomic_t _stp_output_writing; /* never abandoned then */
+void _stp_interrupt_init(void);
+void _stp_interrupt_begin(struct _stp_context *c);
+int _stp_interrupt_end(void);
+/* The first stop signal that came while a handler ran (0: none). */
+int _stp_interrupt_signal(void);
 
 /* Regex: clear the last match (a new handler starts) and free the cache. */
 void _stp_regex_reset(void);

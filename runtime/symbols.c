@@ -266,6 +266,7 @@ static void fill_symbol(struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 
 		if (find_parent(mod, plain, &pa, &ps)) {
 			plain[len - 5] = '\0';
+			e->info.cold = 1;
 			if (addr >= pa) {
 				symaddr = pa;
 				sym = ps;
@@ -299,6 +300,22 @@ static void fill_line(struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 	e->info.line = line;
 }
 
+/* Is addr in one of mod's PLT sections (.plt, .plt.sec, .plt.got, .iplt)? */
+static int in_plt(Dwfl_Module *mod, uint64_t addr)
+{
+	GElf_Addr bias = 0, a = addr;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
+	size_t strndx;
+	GElf_Shdr sh;
+	const char *n;
+
+	if (!elf || !scn || elf_getshdrstrndx(elf, &strndx) < 0 || !gelf_getshdr(scn, &sh) ||
+	    !(n = elf_strptr(elf, strndx, sh.sh_name)))
+		return 0;
+	return !strncmp(n, ".plt", 4) || !strcmp(n, ".iplt");
+}
+
 static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 {
 	Dwarf_Addr start = 0, end = 0;
@@ -323,6 +340,7 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 		e->info.modoff = addr - start;
 	if (st->main_path && !strcmp(st->main_path, name))
 		e->info.is_main = 1;
+	e->info.plt = (uint8_t)in_plt(mod, addr);
 	fill_symbol(e, mod, addr);
 }
 

@@ -42,6 +42,8 @@ struct _stp_syminfo {
 	uint64_t symaddr;    /* start of that function */
 	uint64_t offset;     /* addr - symaddr */
 	uint64_t size;       /* the function's size (0 if unknown) */
+	uint8_t cold;        /* addr is in NAME.cold, named NAME */
+	uint8_t plt;         /* addr is in a PLT section (.plt, .plt.sec, .plt.got) */
 	const char *file;    /* source file, NULL without debug info ... */
 	int line;            /* 0 if unknown ... (both filled only by
 				_stp_sym_lookup_line: it reads DWARF) */

@@ -4,6 +4,8 @@
 #endif
 #include "stp_internal.h"
 #include "target.h"
+#include "sigstate.h"
+#include "shellcmd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,26 +21,30 @@ static pid_t child;           /* the -c command while not reaped */
 static int release_fd = -1;   /* write end holding the child before exec */
 static int pidfd = -1;        /* -x */
 
-static void child_exec(const char *cmd, int hold_fd, const sigset_t *mask)
+static void child_exec(const char *cmd, char **words, int hold_fd)
 {
 	char go;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	signal(SIGPIPE, SIG_DFL);
-	sigprocmask(SIG_SETMASK, mask, NULL);
+	_stp_signals_restore_caller();
 	if (read(hold_fd, &go, 1) != 1)
 		_exit(127);      /* the run ended before the command was to start */
 	close(hold_fd);
+	if (words)
+		execvp(words[0], words);
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 	_exit(127);
 }
 
-static int start_command(const char *cmd, const sigset_t *mask)
+static int start_command(const char *cmd)
 {
+	/* the words run directly where sh -c would do just that */
+	char **words = _stp_cmd_words(cmd);
 	int p[2];
 
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		_stp_msg_error("pipe: %s", strerror(errno));
+		_stp_cmd_words_free(words);
 		return -1;
 	}
 	child = fork();
@@ -46,13 +52,15 @@ static int start_command(const char *cmd, const sigset_t *mask)
 		_stp_msg_error("couldn't start '%s': %s", cmd, strerror(errno));
 		close(p[0]);
 		close(p[1]);
+		_stp_cmd_words_free(words);
 		child = 0;
 		return -1;
 	}
 	if (child == 0) {
 		close(p[1]);
-		child_exec(cmd, p[0], mask);
+		child_exec(cmd, words, p[0]);
 	}
+	_stp_cmd_words_free(words);
 	close(p[0]);
 	release_fd = p[1];
 	_stp_target = child;
@@ -74,7 +82,7 @@ static int watch_pid(long pid)
 	return 0;
 }
 
-int _stp_target_start(const struct _stp_run_options *o, const sigset_t *mask)
+int _stp_target_start(const struct _stp_run_options *o)
 {
 	_stp_target = 0;
 	if (o->target_cmd && o->target_pid) {
@@ -82,7 +90,7 @@ int _stp_target_start(const struct _stp_run_options *o, const sigset_t *mask)
 		return -1;
 	}
 	if (o->target_cmd)
-		return start_command(o->target_cmd, mask);
+		return start_command(o->target_cmd);
 	if (o->target_pid)
 		return watch_pid(o->target_pid);
 	return 0;

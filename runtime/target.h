@@ -9,8 +9,9 @@
 #include <signal.h>
 
 /* Fork the -c command held before exec, or open a pidfd on -x. The child
- * gets `mask` as its signal mask. Returns -1 after printing an error. */
-int _stp_target_start(const struct _stp_run_options *o, const sigset_t *mask);
+ * gets the caller's signal state (sigstate.h). Returns -1 after printing
+ * an error. */
+int _stp_target_start(const struct _stp_run_options *o);
 /* Let the -c command exec; -1 if it could not be started. */
 int _stp_target_release(void);
 /* The pidfd to poll for the -x process's exit, or -1. */

@@ -1,14 +1,22 @@
 /* Output transport: a handler's print output collects in one buffer and
  * is written as a unit when the handler ends (or when it grows past a
- * bound, so huge output needs no huge memory); nothing is dropped. */
+ * bound, so huge output needs no huge memory); nothing is dropped.
+ *
+ * Output that cannot be written ends the run as an error (a full disk,
+ * -o /dev/full): the run's status is 1. A reader gone away (EPIPE) ends it
+ * quietly and staprun then dies of SIGPIPE, as a program writing to a
+ * closed pipe does, unless its caller ignores SIGPIPE: then it is an
+ * error like the others. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "stp_internal.h"
+#include "sigstate.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,7 +28,7 @@ static size_t outbuf_high = 1u << 20;
 
 struct _stp_strbuf _stp_outbuf;
 static int out_fd = STDOUT_FILENO;
-static int out_failed;
+static int out_failed; /* the errno of the write that failed */
 
 /* -o FILE with -S SIZE[,N] and switch_file(), as SystemTap's staprun: with
  * a size the files are FILE.0, FILE.1, ...; without, FILE then FILE.1
@@ -109,7 +117,8 @@ static void switch_output(void)
 		free(old);
 	}
 	if (open_numbered(next, 1) < 0) {
-		out_failed = 1;
+		out_failed = EIO;
+		_stp_error_count++;
 		_stp_exit(NULL);
 	}
 }
@@ -157,24 +166,39 @@ void _stp_switch_file(struct _stp_context *c)
 		outf.switch_after = 1;
 }
 
+static void output_lost(int err)
+{
+	/* end the run rather than trace on with nowhere to print */
+	out_failed = err ? err : EIO;
+	if (!_stp_transport_reader_gone()) {
+		_stp_msg_error("couldn't write output: %s", strerror(out_failed));
+		_stp_error_count++;
+	}
+	_stp_exit(NULL);
+}
+
+int _stp_transport_reader_gone(void)
+{
+	return out_failed == EPIPE && !_stp_signal_caller_ignored(SIGPIPE);
+}
+
 static void flush_out(void)
 {
+	int rc = 0;
+
 	if (_stp_outbuf.len && !out_failed && outf.name &&
 	    (outf.switch_pending ||
 	     (outf.size_max && outf.written &&
 	      outf.written + (int64_t)_stp_outbuf.len > outf.size_max)))
 		switch_output();
-	if (_stp_outbuf.len && !out_failed)
+	if (_stp_outbuf.len && !out_failed) {
 		outf.written += (int64_t)_stp_outbuf.len;
-	if (_stp_outbuf.len && !out_failed &&
-	    _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len) < 0) {
-		/* The reader went away (EPIPE) or the disk is full: end the run
-		 * rather than trace on with nowhere to print. */
-		out_failed = 1;
-		if (errno != EPIPE)
-			_stp_msg_error("couldn't write output: %s", strerror(errno));
-		_stp_exit(NULL);
+		_stp_output_writing = 1;
+		rc = _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len);
+		_stp_output_writing = 0;
 	}
+	if (rc < 0)
+		output_lost(errno);
 	_stp_outbuf.len = 0;
 	if (_stp_outbuf.buf)
 		_stp_outbuf.buf[0] = '\0';
@@ -189,8 +213,9 @@ void _stp_transport_close(void)
 	flush_out();
 	free(_stp_outbuf.buf);
 	memset(&_stp_outbuf, 0, sizeof _stp_outbuf);
-	if (out_fd != STDOUT_FILENO && out_fd >= 0)
-		close(out_fd);
+	/* a file system may say so only at close (NFS, quotas) */
+	if (out_fd != STDOUT_FILENO && close(out_fd) != 0 && !out_failed)
+		output_lost(errno);
 	out_fd = STDOUT_FILENO;
 	free(outf.name);
 	outf.name = NULL;

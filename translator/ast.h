@@ -134,7 +134,10 @@ struct expr {
 
 	/* set by pass 2 */
 	struct vardecl *var;        /* E_SYMBOL and array bases */
-	struct functiondecl *func;  /* E_CALL */
+	struct functiondecl *func;  /* E_CALL: the first of referents */
+	struct vec referents;       /* E_CALL: struct functiondecl *, the
+				       overloads in the order they run
+				       (`next` passes to the following) */
 	int lowered_id;             /* free for pass 2/3 use */
 	/* a target expression that failed to resolve: the message already
 	 * reported (types.c repeats it as SystemTap does) */
@@ -220,6 +223,13 @@ struct functiondecl {
 	struct stmt *body;         /* S_BLOCK, or S_EMBEDDED for %{ %} */
 	int is_private;
 	const struct source_file *file;
+	int priority;              /* function f() :N, else 0; overloads run
+				      in order of priority (user script
+				      functions default to 0, tapset ones to
+				      1), then of overload */
+	/* pass 2: SystemTap's overload number (__overload_N), counted per
+	 * name over the tapset files, then the user script */
+	int overload;
 	/* "pure" and "unprivileged" comment markers are left in the code */
 	int id, used;
 	const struct token *type_tok; /* pass 2: where the type was inferred */
@@ -251,6 +261,10 @@ struct probe {
 	/* pass 2: derived from which alias / which point */
 	const struct probe_point *derived_from;
 	int id;
+	/* pass 2 scratch (elab_count_derived): listed in the elaborator's
+	 * bodies; how many derived probes have this body, the first's pp */
+	int in_bodies, nderived;
+	const char *first_pp;
 };
 
 struct probe_alias {

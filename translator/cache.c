@@ -1,5 +1,9 @@
 /* The compiled-object cache: $XDG_CACHE_HOME/stap (else ~/.cache/stap),
- * mode 0700, holding stap_<hash>.c and stap_<hash>.so. The hash (SHA-1)
+ * mode 0700, holding stap_<hash>.c and stap_<hash>.so, and stap_<hash>.sum
+ * with the size and SHA-1 of both, written last: an entry whose files do
+ * not match it (truncated, overwritten) is damaged, said so, removed and
+ * built again, never run; one without it (half written, or of an older
+ * stap) is built again too. The hash (SHA-1)
  * covers everything that changes the object: the script, every tapset
  * file read, script arguments, -D/-G/-g/-u, the runtime header, the
  * compiler binary, this translator binary (so a rebuilt translator
@@ -171,6 +175,31 @@ static char *find_in_path(const char *prog)
 	return xstrdup(prog);
 }
 
+/* "SIZE SHA1\n" of a file's contents (malloc'd), NULL if unreadable. */
+static char *file_sum(const char *path)
+{
+	size_t len;
+	char *data = read_file(path, &len), hex[41];
+	if (!data)
+		return NULL;
+	struct sha1 c;
+	sha1_init(&c);
+	sha1_update(&c, data, len);
+	sha1_final(&c, hex);
+	free(data);
+	return xasprintf("%zu %s\n", len, hex);
+}
+
+/* What the .sum file of an entry with these files says. */
+static char *entry_sum(const char *cfile, const char *sofile)
+{
+	char *a = file_sum(cfile), *b = a ? file_sum(sofile) : NULL;
+	char *text = b ? xasprintf("stap-cache-sum 1\n%s%s", a, b) : NULL;
+	free(a);
+	free(b);
+	return text;
+}
+
 static char hash_hex[41];
 
 const char *cache_hash(struct session *s)
@@ -289,13 +318,36 @@ int cache_lookup(struct session *s)
 		debug(DBG_CACHE, "cache directory %s missing or not private", s->cache_dir);
 		return 0;
 	}
-	char *c = entry(s, "c"), *so = entry(s, "so");
+	char *c = entry(s, "c"), *so = entry(s, "so"), *sum = entry(s, "sum");
 	if (!private_entry(c, 0) || !private_entry(so, 0)) {
 		debug(DBG_CACHE, "no usable cache entry %s", so);
 		free(c);
 		free(so);
+		free(sum);
 		return 0;
 	}
+	char *want = private_entry(sum, 0) ? read_file(sum, NULL) : NULL;
+	char *have = want ? entry_sum(c, so) : NULL;
+	int intact = have && !strcmp(want, have);
+	free(have);
+	if (!intact) {
+		/* no sum: an entry of an older stap, or one left half written */
+		if (want)
+			fprintf(stderr, "WARNING: cached object '%s' is damaged: compiling it again\n",
+				so);
+		else
+			debug(DBG_CACHE, "cache entry %s has no sum: compiling it again", so);
+		free(want);
+		unlink(sum);
+		unlink(so);
+		unlink(c);
+		free(c);
+		free(so);
+		free(sum);
+		return 0;
+	}
+	free(want);
+	free(sum);
 	s->c_file = c;
 	s->object_file = so;
 	s->cache_hit = 1;
@@ -333,13 +385,9 @@ static int mkdirs(const char *dir)
 	return rc;
 }
 
-/* Copy FROM into the cache as TO, atomically (temp file + rename). */
-static int store_one(const char *from, const char *to, mode_t mode)
+/* Write DATA into the cache as TO, atomically (temp file + rename). */
+static int store_data(const char *data, size_t len, const char *to, mode_t mode)
 {
-	size_t len;
-	char *data = read_file(from, &len);
-	if (!data)
-		return -1;
 	char *tmp = xasprintf("%s.XXXXXX", to);
 	int fd = mkstemp(tmp);
 	int ok = fd >= 0;
@@ -361,8 +409,16 @@ static int store_one(const char *from, const char *to, mode_t mode)
 	if (!ok && fd >= 0)
 		unlink(tmp);
 	free(tmp);
-	free(data);
 	return ok ? 0 : -1;
+}
+
+static int store_one(const char *from, const char *to, mode_t mode)
+{
+	size_t len;
+	char *data = read_file(from, &len);
+	int rc = data ? store_data(data, len, to, mode) : -1;
+	free(data);
+	return rc;
 }
 
 void cache_store(struct session *s)
@@ -373,16 +429,20 @@ void cache_store(struct session *s)
 		debug(DBG_CACHE, "cannot use cache directory %s", s->cache_dir);
 		return;
 	}
-	char *c = entry(s, "c"), *so = entry(s, "so");
+	char *c = entry(s, "c"), *so = entry(s, "so"), *sum = entry(s, "sum");
 	if (strcmp(s->object_file, so) == 0)
 		return; /* already stored */
-	if (store_one(s->c_file, c, 0600) == 0 && store_one(s->object_file, so, 0700) == 0) {
+	char *text = entry_sum(s->c_file, s->object_file);
+	unlink(sum); /* the entry is whole again only once its sum is there */
+	if (text && store_one(s->c_file, c, 0600) == 0 && store_one(s->object_file, so, 0700) == 0 &&
+	    store_data(text, strlen(text), sum, 0600) == 0) {
 		if (s->verbose >= 2)
 			fprintf(stderr, "Copying %s to %s\n", s->object_file, so);
 		s->object_file = so;
 	} else {
 		debug(DBG_CACHE, "could not store %s", so);
 	}
+	free(text);
 }
 
 /* --clean-cache: every entry of the cache goes (nothing else there). */

@@ -2,6 +2,8 @@
  * compiler. The object leaves the runtime's _stp_* symbols undefined;
  * staprun resolves them when it dlopens the object. */
 #include "emit.h"
+#include "sigstate.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@ static int run(char *const argv[], const char *errfile)
 		return -1;
 	}
 	if (pid == 0) {
+		_stp_signals_restore_caller();
 		int fd = errfile ? open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
 		if (fd >= 0)
 			dup2(fd, STDERR_FILENO);
@@ -29,10 +32,13 @@ static int run(char *const argv[], const char *errfile)
 		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
+	int st, rc;
+	driver_child_pid = pid; /* a signal to stap ends it too (main.c) */
+	while ((rc = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	driver_child_pid = 0;
+	if (rc < 0)
+		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

@@ -12,7 +12,11 @@ int driver_make_tmpdir(struct session *s);
 void driver_remove_tmpdir(struct session *s);
 /* --dump-functions, --dump-probe-types, --dump-probe-aliases (dump.c). */
 int driver_dump(struct session *s);
-/* The pid of a running staprun (pass 5), 0 when none; signals go to it. */
+/* Remove s->tmpdir unless -k, silently, with async-signal-safe calls only
+ * (for a signal handler; s->tmpdir stays set). */
+void driver_remove_tmpdir_now(struct session *s);
+/* The pid of a running compiler (pass 4) or staprun (pass 5), 0 when
+ * none; signals go to it. */
 extern volatile int driver_child_pid;
 
 #endif

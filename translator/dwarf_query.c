@@ -120,8 +120,16 @@ struct dwq_mod *dwq_open(const char *path, char *err, size_t errlen)
 	int fd;
 
 	if (!realpath(path, real)) {
-		dwq_seterr(err, errlen, "cannot find module %s: %s", path, strerror(errno));
-		return NULL;
+		/* /proc/PID/exe of a file deleted (or replaced) since: the
+		 * link opens, its target does not (proc_image.c) */
+		if (strncmp(path, "/proc/", 6) || strlen(path) >= sizeof real ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			dwq_seterr(err, errlen, "cannot find module %s: %s", path,
+				   strerror(errno));
+			return NULL;
+		}
+		close(fd);
+		strcpy(real, path);
 	}
 	fd = open(real, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {

@@ -91,13 +91,63 @@ void elab_pull_file(struct elab *c, int i)
 static void collect_bodies(struct elab *c)
 {
 	struct derived_probe *dp;
-	vec_foreach (struct derived_probe *, dp, &c->s->probes) {
-		int seen = 0;
-		for (int i = c->bodies.n - 1; i >= 0 && !seen; i--)
-			seen = c->bodies.v[i] == dp->probe;
-		if (!seen)
+	vec_foreach (struct derived_probe *, dp, &c->s->probes)
+		if (!dp->probe->in_bodies) {
+			dp->probe->in_bodies = 1;
 			vec_push(&c->bodies, dp->probe);
+		}
+}
+
+/* In one pass, not per body: alias expansion can make many thousands. */
+void elab_count_derived(struct elab *c)
+{
+	struct probe *p;
+	vec_foreach (struct probe *, p, &c->bodies) {
+		p->nderived = 0;
+		p->first_pp = NULL;
 	}
+	struct derived_probe *dp;
+	vec_foreach (struct derived_probe *, dp, &c->s->probes) {
+		if (!dp->probe->nderived++)
+			dp->probe->first_pp = dp->pp;
+	}
+}
+
+struct named_fn {
+	struct functiondecl *fd;
+	int order;
+};
+
+static int named_fn_cmp(const void *a, const void *b)
+{
+	const struct named_fn *x = a, *y = b;
+	int r = strcmp(x->fd->name, y->fd->name);
+	return r ? r : x->order - y->order;
+}
+
+/* SystemTap's overload numbers: per name, counting the tapset files'
+ * functions first, then the user script's. */
+static void number_overloads(struct elab *c)
+{
+	struct vec all = {0};
+	for (int i = 1; i <= c->files.n; i++) {
+		struct stapfile *f = c->files.v[i % c->files.n];
+		struct functiondecl *fd;
+		vec_foreach (struct functiondecl *, fd, &f->functions) {
+			if (!fd->file)
+				fd->file = f->src;
+			vec_push(&all, fd);
+		}
+	}
+	struct named_fn *v = xcalloc((size_t)all.n + 1, sizeof *v);
+	for (int i = 0; i < all.n; i++)
+		v[i] = (struct named_fn){all.v[i], i};
+	qsort(v, (size_t)all.n, sizeof *v, named_fn_cmp);
+	for (int i = 0; i < all.n; i++)
+		v[i].fd->overload =
+		    i && !strcmp(v[i - 1].fd->name, v[i].fd->name) ? v[i - 1].fd->overload + 1 : 0;
+	free(v);
+	free(all.v);
 }
 
 static void setup(struct elab *c, struct session *s)
@@ -112,6 +162,7 @@ static void setup(struct elab *c, struct session *s)
 	vec_foreach (struct stapfile *, f, &s->library_files)
 		vec_push(&c->files, f);
 	c->pulled = xcalloc(c->files.n + 1, 1);
+	number_overloads(c);
 	/* The user files (the script and the -E ones) are always in; their
 	 * embeds are only there under -g, which the parser has checked. */
 	for (int i = 0; i <= s->extra_files.n; i++)

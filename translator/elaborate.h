@@ -82,6 +82,7 @@ struct elab {
 	int bodies_resolved, functions_resolved;
 	int errors;		  /* semantic errors reported by pass 2 */
 	int tvar_errors;	  /* of which failed target expressions */
+	int alias_expansions;	  /* alias bodies merged (bounded) */
 	int assert_types;	  /* types.c: final pass, report unresolved */
 	int changed;		  /* types.c: something inferred this round */
 	int context_calls;	  /* types.c: a call may type its function */
@@ -101,6 +102,8 @@ void elab_error_text(struct elab *c, const struct token *tok, const char *fmt, .
 /* A warning: suppressed when its text was seen before (unless -v). */
 void elab_warning(struct elab *c, const struct token *tok, const char *fmt, ...) STAP_PRINTF(3, 4);
 
+/* Set nderived and first_pp of every body in c->bodies. */
+void elab_count_derived(struct elab *c);
 /* Index of file F in c->files, or -1. */
 int elab_file_index(struct elab *c, const struct source_file *f);
 /* Pull in library file number I (its embeds, probes). */
@@ -209,6 +212,9 @@ void elab_warn_unused(struct elab *c);
  * (elaborate_fold.c). UNOPTIMIZED (-u): a statement folded away becomes
  * S_NULL. elab_fold_unoptimized() does every body and function. */
 int elab_fold(struct stmt *body, int unoptimized);
+/* Whether function FD may pass a call on to the next overload (`next`,
+ * or STAP_NEXT in embedded C). */
+int elab_may_next(const struct functiondecl *fd);
 void elab_fold_unoptimized(struct elab *c);
 /* Before anything else: if-statements deciding on @defined(...) keep only
  * the branch taken, so the other may use what does not resolve. */

@@ -336,6 +336,10 @@ static struct expr *and_conditions(struct expr *a, struct expr *b)
 	return e;
 }
 
+/* Aliases that name other aliases twice double at each level: a bound on
+ * the bodies merged keeps pass 2 short (SystemTap has none). */
+#define MAX_ALIAS_EXPANSIONS 10000
+
 struct derive_state {
 	struct elab *c;
 	int depth;
@@ -532,6 +536,11 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 			pp->named_alias = 1;
 			if (fi > 0)
 				elab_pull_file(c, fi);
+			if (++c->alias_expansions > MAX_ALIAS_EXPANSIONS)
+				return pp_fail(err, pp->tok,
+					       "too many probe alias expansions (more than %d)",
+					       MAX_ALIAS_EXPANSIONS),
+				       -1;
 			struct probe *np = merge_alias(body, al);
 			struct chain *nchain = xcalloc(1, sizeof *nchain);
 			nchain->al = al;
@@ -547,7 +556,7 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 				int k = derive_point(st, np, ap, nchain,
 						     and_conditions(pp->condition, cond), err);
 				st->active.n--;
-				if (k < 0 && !ap->optional) {
+				if (k < 0 && (!ap->optional || c->alias_expansions > MAX_ALIAS_EXPANSIONS)) {
 					/* Each level says where it failed. */
 					report(c, ap, err);
 					pp_fail(err, NULL, "no match");
@@ -615,6 +624,10 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	struct elab *c = st->c;
 	if (st->depth > 50)
 		return pp_fail(err, pp->tok, "probe alias recursion too deep"), -1;
+	if (c->alias_expansions > MAX_ALIAS_EXPANSIONS)
+		return pp_fail(err, pp->tok, "too many probe alias expansions (more than %d)",
+			       MAX_ALIAS_EXPANSIONS),
+		       -1;
 	st->depth++;
 	int matched = 0;
 	int n = derive_aliases(st, body, pp, chain, cond, err, &matched);
@@ -640,12 +653,16 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	cp->condition = and_conditions(pp->condition, cond);
 	if (cp->condition)
 		body = guard_body(body, cp->condition);
+	int optional = pp->optional;
+	for (const struct chain *ch = chain; ch; ch = ch->next)
+		optional |= ch->via && ch->via->optional;
 	/* A resolver may give several probes for one point (dp->more: one
 	 * per function matched); each keeps the pp() text it set. */
 	int count = 0;
 	for (; dp; dp = dp->more, count++) {
 		dp->probe = body;
 		dp->point = cp;
+		dp->optional = optional;
 		if (!dp->pp)
 			dp->pp = pp_text(pp);
 		dp->alias_pp = chain_text(chain);
@@ -673,8 +690,10 @@ static void derive_probe(struct elab *c, struct probe *p)
 	vec_foreach (struct probe_point *, pp, &p->points) {
 		struct pp_error err = {0};
 		int n = derive_point(&st, p, pp, chain, NULL, &err);
-		if (n < 0 && !pp->optional)
+		if (n < 0 && (!pp->optional || c->alias_expansions > MAX_ALIAS_EXPANSIONS))
 			report(c, pp, &err);
+		if (c->alias_expansions > MAX_ALIAS_EXPANSIONS)
+			break;
 		if (n > 0 && pp->sufficient)
 			break;
 	}

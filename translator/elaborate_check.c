@@ -37,8 +37,10 @@ static int writes_expr(struct expr *e, void *arg)
 		struct vardecl *v = lvalue_var(e->left);
 		if (v && v->is_global)
 			vec_push(&w->vars, v);
-	} else if (e->kind == E_CALL && e->func) {
-		collect_writes_fn(e->func, w);
+	} else if (e->kind == E_CALL) {
+		struct functiondecl *fd;
+		vec_foreach (struct functiondecl *, fd, &e->referents)
+			collect_writes_fn(fd, w);
 	}
 	return 0;
 }
@@ -63,10 +65,11 @@ static void collect_writes_fn(struct functiondecl *fd, struct writes *w)
 	walk_stmt(fd->body, writes_stmt, writes_expr, w);
 }
 
-static int fn_writes(struct functiondecl *fd, struct vardecl *v)
+/* Whether the call (any overload it may run) writes V. */
+static int call_writes(struct expr *call, struct vardecl *v)
 {
 	struct writes w = {0};
-	collect_writes_fn(fd, &w);
+	writes_expr(call, &w);
 	int r = 0;
 	for (int i = 0; i < w.vars.n; i++)
 		r |= w.vars.v[i] == v;
@@ -93,7 +96,7 @@ static int fe_expr(struct expr *e, void *arg)
 				   "variable '%s' modified during 'foreach' "
 				   "iteration",
 				   v->name);
-	} else if (e->kind == E_CALL && e->func && fn_writes(e->func, fc->arr)) {
+	} else if (e->kind == E_CALL && call_writes(e, fc->arr)) {
 		elab_error(fc->c, e->tok,
 			   "function call modifies var '%s' during 'foreach' "
 			   "iteration",

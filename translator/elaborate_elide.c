@@ -15,8 +15,9 @@ struct el {
 	int round;
 	int changed;
 	int mult;	       /* derived probes sharing the body walked */
-	struct vec pure_fns;   /* functiondecl * known pure */
-	struct vec impure_fns; /* functiondecl * known impure or in progress */
+	struct functiondecl *fn; /* the function whose body is walked */
+	struct vec impure_fns; /* functiondecl *: find_impure's verdict */
+	struct vec warned_fns; /* functiondecl * reported side-effect free */
 };
 
 /* ---- purity ---- */
@@ -31,21 +32,65 @@ static int in_vec(struct vec *v, void *p)
 
 static int stmt_pure(struct el *el, struct stmt *s);
 
+/* After find_impure: a function is pure unless it or a function it may
+ * call has a side effect (so a recursion with none is pure, as for
+ * SystemTap). */
 static int fn_pure(struct el *el, struct functiondecl *fd)
 {
-	if (in_vec(&el->pure_fns, fd))
-		return 1;
-	if (in_vec(&el->impure_fns, fd))
-		return 0;
-	if (fd->body && fd->body->kind == S_EMBEDDED)
-		return fd->body->code && strstr(fd->body->code, "/* pure */");
-	vec_push(&el->impure_fns, fd); /* recursion: assume the worst */
-	int pure = stmt_pure(el, fd->body);
-	if (pure) {
-		el->impure_fns.n--;
-		vec_push(&el->pure_fns, fd);
+	return !in_vec(&el->impure_fns, fd);
+}
+
+/* Whether call E may (through other calls) run FN. */
+static int reach_cb(struct expr *e, void *arg);
+struct reach {
+	struct functiondecl *target;
+	struct vec seen;
+	int found;
+};
+
+static int reach_cb(struct expr *e, void *arg)
+{
+	struct reach *r = arg;
+	struct functiondecl *fd;
+	if (e->kind != E_CALL || r->found)
+		return r->found;
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		if (fd == r->target)
+			r->found = 1;
+		if (r->found || in_vec(&r->seen, fd))
+			continue;
+		vec_push(&r->seen, fd);
+		walk_stmt(fd->body, NULL, reach_cb, r);
 	}
-	return pure;
+	return r->found;
+}
+
+static int call_reaches(struct expr *e, struct functiondecl *fn)
+{
+	struct reach r = {fn, {0}, 0};
+	reach_cb(e, &r);
+	free(r.seen.v);
+	return r.found;
+}
+
+static int local_lvalue(const struct expr *e);
+
+static int own_write_cb(struct expr *e, void *arg)
+{
+	if ((e->kind == E_ASSIGN || e->kind == E_PRE_INC || e->kind == E_POST_INC) &&
+	    local_lvalue(e->left))
+		*(int *)arg = 1;
+	return *(int *)arg;
+}
+
+/* As SystemTap sees it, a recursive call writes the caller's own locals
+ * (the same declarations): such a call is no side-effect-free statement
+ * in the function itself. */
+static int writes_own_locals(struct functiondecl *fn)
+{
+	int found = 0;
+	walk_stmt(fn->body, NULL, own_write_cb, &found);
+	return found;
 }
 
 struct pure_walk {
@@ -75,10 +120,18 @@ static int pure_expr_cb(struct expr *e, void *arg)
 		if (!e->print_to_string)
 			pw->pure = 0;
 		break;
-	case E_CALL:
-		if (!e->func || !fn_pure(pw->el, e->func))
+	case E_CALL: {
+		struct functiondecl *fd;
+		if (!e->func)
+			pw->pure = 0;
+		vec_foreach (struct functiondecl *, fd, &e->referents)
+			if (pw->pure && !fn_pure(pw->el, fd))
+				pw->pure = 0;
+		if (pw->pure && !pw->in_function && pw->el->fn && writes_own_locals(pw->el->fn) &&
+		    call_reaches(e, pw->el->fn))
 			pw->pure = 0;
 		break;
+	}
 	case E_EMBEDDED:
 		if (!e->str || !strstr(e->str, "/* pure */"))
 			pw->pure = 0;
@@ -112,6 +165,28 @@ static int expr_pure(struct el *el, struct expr *e)
 	struct pure_walk pw = {el, 0, 1};
 	walk_expr(e, pure_expr_cb, &pw);
 	return pw.pure;
+}
+
+/* The impure functions, to a fixed point: each pass judges the bodies
+ * with the callees found impure so far. */
+static void find_impure(struct el *el)
+{
+	struct functiondecl *fd;
+	el->impure_fns.n = 0;
+	for (int more = 1; more;) {
+		more = 0;
+		vec_foreach (struct functiondecl *, fd, &el->c->s->functions) {
+			if (in_vec(&el->impure_fns, fd))
+				continue;
+			int pure = fd->body && fd->body->kind == S_EMBEDDED
+					   ? fd->body->code && strstr(fd->body->code, "/* pure */")
+					   : stmt_pure(el, fd->body);
+			if (!pure) {
+				vec_push(&el->impure_fns, fd);
+				more = 1;
+			}
+		}
+	}
 }
 
 /* ---- reads and writes ---- */
@@ -404,9 +479,12 @@ static int reduce_stmt(struct el *el, struct stmt *s)
 		}
 		return 0;
 	case S_FOR:
+		/* As SystemTap: a loop with an empty body, no initializer
+		 * and no increment goes, even one that would never end. */
 		if (reduce_stmt(el, s->body))
 			s->body = stmt_new(S_BLOCK, s->tok);
-		return 0;
+		return empty_stmt(s->body) && !s->init && !s->incr &&
+		       (!s->cond || expr_pure(el, s->cond));
 	case S_TRY:
 		/* An unread catch variable is dropped. */
 		if (s->catch_var && s->catch_var->var && !s->catch_var->var->read) {
@@ -441,10 +519,47 @@ static void drop_unused_locals(struct vec *locals)
 static int mark_calls(struct expr *e, void *arg)
 {
 	struct vec *reached = arg;
-	if (e->kind == E_CALL && e->func && !in_vec(reached, e->func)) {
-		vec_push(reached, e->func);
-		walk_stmt(e->func->body, NULL, mark_calls, reached);
-	}
+	struct functiondecl *fd;
+	if (e->kind != E_CALL)
+		return 0;
+	vec_foreach (struct functiondecl *, fd, &e->referents)
+		if (!in_vec(reached, fd)) {
+			vec_push(reached, fd);
+			walk_stmt(fd->body, NULL, mark_calls, reached);
+		}
+	return 0;
+}
+
+/* ---- overloads no `next` can reach ---- */
+
+static int next_stmt_cb(struct stmt *s, void *arg)
+{
+	if (s->kind == S_NEXT)
+		*(int *)arg = 1;
+	return *(int *)arg;
+}
+
+int elab_may_next(const struct functiondecl *fd)
+{
+	if (fd->body && fd->body->kind == S_EMBEDDED)
+		return fd->body->code && strstr(fd->body->code, "STAP_NEXT");
+	int found = 0;
+	walk_stmt(fd->body, next_stmt_cb, NULL, &found);
+	return found;
+}
+
+/* As SystemTap's optimizer: the overloads after one that never says
+ * `next` never run, and go. */
+static int prune_call(struct expr *e, void *arg)
+{
+	struct el *el = arg;
+	if (e->kind != E_CALL)
+		return 0;
+	for (int i = 0; i + 1 < e->referents.n; i++)
+		if (!elab_may_next(e->referents.v[i])) {
+			e->referents.n = i + 1;
+			el->changed = 1;
+		}
 	return 0;
 }
 
@@ -504,14 +619,11 @@ static void drop_empty_probes(struct el *el)
 	}
 	ps->n = k;
 	/* Keep only bodies still in use. */
+	elab_count_derived(c);
 	k = 0;
-	for (int i = 0; i < c->bodies.n; i++) {
-		int used = 0;
-		for (int j = 0; j < ps->n && !used; j++)
-			used = ((struct derived_probe *)ps->v[j])->probe == c->bodies.v[i];
-		if (used)
+	for (int i = 0; i < c->bodies.n; i++)
+		if (((struct probe *)c->bodies.v[i])->nderived)
 			c->bodies.v[k++] = c->bodies.v[i];
-	}
 	c->bodies.n = k;
 }
 
@@ -553,13 +665,11 @@ static void flatten_body(struct stmt *body)
 		body->stmts.v[i] = flatten(body->stmts.v[i]);
 }
 
+/* Derived probes sharing P's body (elab_count_derived first). */
 static int sharing(struct elab *c, struct probe *p)
 {
-	int n = 0;
-	struct derived_probe *dp;
-	vec_foreach (struct derived_probe *, dp, &c->s->probes)
-		n += dp->probe == p;
-	return n ? n : 1;
+	(void)c;
+	return p->nderived ? p->nderived : 1;
 }
 
 void elab_elide(struct elab *c, int after_types)
@@ -573,6 +683,8 @@ void elab_elide(struct elab *c, int after_types)
 	for (el.round = after_types; el.round < 50; el.round++) {
 		el.changed = 0;
 		elab_count_uses(c);
+		elab_count_derived(c);
+		find_impure(&el);
 		if (el.round == 0) {
 			vec_foreach (struct probe *, p, &c->bodies)
 				warn_never_assigned(&el, &p->locals, sharing(c, p));
@@ -586,6 +698,12 @@ void elab_elide(struct elab *c, int after_types)
 			vec_foreach (struct functiondecl *, fd, &c->s->functions)
 				el.changed |= elab_fold(fd->body, 0);
 		}
+		if (after_types) {
+			vec_foreach (struct probe *, p, &c->bodies)
+				walk_stmt(p->body, NULL, prune_call, &el);
+			vec_foreach (struct functiondecl *, fd, &c->s->functions)
+				walk_stmt(fd->body, NULL, prune_call, &el);
+		}
 		vec_foreach (struct probe *, p, &c->bodies) {
 			el.mult = sharing(c, p);
 			walk_stmt(p->body, NULL, elide_assign_cb, &el);
@@ -597,16 +715,24 @@ void elab_elide(struct elab *c, int after_types)
 		vec_foreach (struct probe *, p, &c->bodies) {
 			el.mult = sharing(c, p);
 			flatten_body(p->body);
+			el.fn = NULL;
 			if (p->body && p->body->kind == S_BLOCK)
 				reduce_block(&el, p->body);
 		}
 		vec_foreach (struct functiondecl *, fd, &c->s->functions) {
 			el.mult = 1;
 			flatten_body(fd->body);
+			el.fn = fd;
 			if (fd->body && fd->body->kind == S_BLOCK)
 				reduce_block(&el, fd->body);
+			el.fn = NULL;
+			if (!after_types && empty_stmt(fd->body) && !in_vec(&el.warned_fns, fd)) {
+				vec_push(&el.warned_fns, fd);
+				if (!in_tapset(&el, fd->tok))
+					elab_warning(c, fd->tok, "side-effect-free function '%s'",
+						     fd->name);
+			}
 		}
-		el.pure_fns.n = el.impure_fns.n = 0;
 		drop_empty_probes(&el);
 		drop_unused_functions(&el);
 		elab_count_uses(c);
@@ -622,6 +748,6 @@ void elab_elide(struct elab *c, int after_types)
 		flatten_body(p->body);
 	vec_foreach (struct functiondecl *, fd, &c->s->functions)
 		flatten_body(fd->body);
-	free(el.pure_fns.v);
 	free(el.impure_fns.v);
+	free(el.warned_fns.v);
 }

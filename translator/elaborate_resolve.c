@@ -98,27 +98,45 @@ static struct vardecl *find_var(struct rctx *rc, const char *name, int arity,
 	return v;
 }
 
-/* The first visible function NAME taking NARGS arguments (functions may
- * be overloaded by arity); failing that, the first named NAME. */
-static struct functiondecl *find_function(struct elab *c, const char *name, int nargs,
-					  const struct source_file *from)
+static int run_order(const struct functiondecl *f)
 {
-	struct functiondecl *first = NULL;
+	if (f->priority)
+		return f->priority;
+	return f->file && f->file->is_tapset ? 1 : 0;
+}
+
+/* The visible functions NAME taking NARGS arguments, in the order they
+ * run: by priority, then overload number (functions of another arity are
+ * unrelated). Returns how many; *LAST is the last visible NAME of any
+ * arity, which an arity mismatch names as SystemTap does. */
+static int find_functions(struct elab *c, const char *name, int nargs,
+			  const struct source_file *from, struct vec *out,
+			  struct functiondecl **last)
+{
 	struct stapfile *f;
+	*last = NULL;
 	vec_foreach (struct stapfile *, f, &c->files) {
 		struct functiondecl *fd;
 		vec_foreach (struct functiondecl *, fd, &f->functions) {
-			if (!fd->file)
-				fd->file = f->src;
 			if (strcmp(fd->name, name) || !visible(fd->file, fd->is_private, from))
 				continue;
-			if (fd->formals.n == nargs)
-				return fd;
-			if (!first)
-				first = fd;
+			if (!*last || fd->overload > (*last)->overload)
+				*last = fd;
+			if (fd->formals.n != nargs)
+				continue;
+			int i = out->n;
+			vec_push(out, fd);
+			for (; i > 0; i--) {
+				struct functiondecl *p = out->v[i - 1];
+				if (run_order(p) < run_order(fd) ||
+				    (run_order(p) == run_order(fd) && p->overload < fd->overload))
+					break;
+				out->v[i] = p;
+			}
+			out->v[i] = fd;
 		}
 	}
-	return first;
+	return out->n;
 }
 
 static const char *function_suggestions(struct elab *c, const char *name)
@@ -148,29 +166,29 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 			   "implementation traces user space only");
 		return;
 	}
-	struct functiondecl *fd = find_function(c, e->str, e->args.n, from);
-	if (!fd && !strncmp(e->str, "json_", 5)) {
-		/* SystemTap's JSON tapset (linux/json.stp) */
-		elab_error(c, e->tok,
-			   "unresolved function %s: SystemTap's JSON tapset serves its data "
-			   "through a procfs probe (/proc/systemtap/MODULE/json), which needs "
-			   "the kernel: this implementation traces user space only",
-			   e->str);
+	struct functiondecl *last, *fd;
+	e->referents.n = 0;
+	if (!find_functions(c, e->str, e->args.n, from, &e->referents, &last)) {
+		if (!last && !strncmp(e->str, "json_", 5))
+			/* SystemTap's JSON tapset (linux/json.stp) */
+			elab_error(c, e->tok,
+				   "unresolved function %s: SystemTap's JSON tapset serves its data "
+				   "through a procfs probe (/proc/systemtap/MODULE/json), which needs "
+				   "the kernel: this implementation traces user space only",
+				   e->str);
+		else if (!last)
+			elab_error(c, e->tok, "unresolved function %s%s", e->str,
+				   function_suggestions(c, e->str));
+		else
+			elab_error2(c, e->tok, last->tok,
+				    "arity mismatch found (function '%s' takes %d args)",
+				    last->name, last->formals.n);
 		return;
 	}
-	if (!fd) {
-		elab_error(c, e->tok, "unresolved function %s%s", e->str,
-			   function_suggestions(c, e->str));
-		return;
-	}
-	if (fd->formals.n != e->args.n) {
-		elab_error2(c, e->tok, fd->tok,
-			    "arity mismatch found (function '%s' takes %d args)", fd->name,
-			    fd->formals.n);
-		return;
-	}
-	e->func = fd;
-	if (!fd->used) {
+	e->func = e->referents.v[0];
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		if (fd->used)
+			continue;
 		fd->used = 1;
 		vec_push(&c->s->functions, fd);
 		int fi = elab_file_index(c, fd->file);

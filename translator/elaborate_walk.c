@@ -89,6 +89,9 @@ struct expr *elab_copy_expr(const struct expr *e)
 	n->right = elab_copy_expr(e->right);
 	n->cond = elab_copy_expr(e->cond);
 	copy_vec_expr(&n->args, &e->args);
+	memset(&n->referents, 0, sizeof n->referents);
+	for (int i = 0; i < e->referents.n; i++)
+		vec_push(&n->referents, e->referents.v[i]);
 	memset(&n->comps, 0, sizeof n->comps);
 	for (int i = 0; i < e->comps.n; i++) {
 		struct tcomp *tc = xmalloc(sizeof *tc);
@@ -131,6 +134,7 @@ struct probe *elab_copy_probe(const struct probe *p, struct stmt *body)
 
 	*n = *p;
 	memset(&n->locals, 0, sizeof n->locals);
+	n->in_bodies = n->nderived = 0;
 	n->body = body;
 	return n;
 }

@@ -194,7 +194,7 @@ static void emit_global_decls(struct emitter *E, struct strbuf *o)
 		else
 			sb_printf(o, "static int64_t %s;\n", n);
 	}
-	sb_puts(o, "static int x_next; /* `next` called in a function */\n\n");
+	sb_puts(o, "static int x_next; /* `next` in a function: run the next overload */\n\n");
 }
 
 static int variance_shift(struct emitter *E, const struct vardecl *v)
@@ -366,7 +366,7 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 	sb_printf(defs,
 		  "\tif (c->nesting >= MAXNESTING) {\n"
 		  "\t\tc->last_error = \"MAXNESTING exceeded\";\n"
-		  "\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n",
+		  "\t\tc->last_stmt = %s;\n\t\treturn;\n\t}\n\tc->nesting++;\n\tx_next = 0;\n",
 		  emit_tokloc(f->tok));
 	vec_foreach (struct vardecl *, v, &f->locals)
 		zero_var(defs, v);
@@ -530,8 +530,10 @@ static void collect_calls_expr(const struct expr *e, struct vec *out)
 	if (!e)
 		return;
 	struct expr *x;
-	if (e->kind == E_CALL && e->func)
-		vec_push(out, e->func);
+	struct functiondecl *fd;
+	if (e->kind == E_CALL)
+		vec_foreach (struct functiondecl *, fd, &e->referents)
+			vec_push(out, fd);
 	collect_calls_expr(e->left, out);
 	collect_calls_expr(e->right, out);
 	collect_calls_expr(e->cond, out);
@@ -700,6 +702,8 @@ int pass3_translate(struct session *s)
 			char *pn = dp_full_pn(dp);
 			if (pn && strcmp(pn, pp))
 				sb_printf(&out, ", .pn = %s", emit_cstr(pn));
+			if (dp->optional)
+				sb_puts(&out, ", .optional = 1");
 			sb_puts(&out, " },\n");
 			free(pp);
 			free(pn);

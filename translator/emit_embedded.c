@@ -1,6 +1,6 @@
 /* Pass 3: embedded C. A function whose body is %{ %} is pasted into the
  * generated function between the macros of doc/embedded-c.md (STAP_ARG_*,
- * STAP_RETVALUE, STAP_RETURN, STAP_ERROR, CONTEXT, THIS); `return` inside
+ * STAP_RETVALUE, STAP_RETURN, STAP_ERROR, STAP_NEXT, CONTEXT, THIS); `return` inside
  * it leaves through the function's cleanup, as in SystemTap. Embedded
  * expressions (%{ %} in expression context, guru mode) are pasted as a C
  * expression of the inferred type. */
@@ -26,9 +26,10 @@ void emit_embedded_body(struct emitter *E, const struct functiondecl *f)
 			    "while (0)\n");
 	emit_raw(E, "#define STAP_ERROR(...) do { _stp_error(CONTEXT, __VA_ARGS__); goto out; } "
 		    "while (0)\n");
+	emit_raw(E, "#define STAP_NEXT do { x_next = 1; goto out; } while (0)\n");
 	emit_raw(E, "#define return goto out\n\t{\n");
 	paste(E, f->body->code);
-	emit_raw(E, "\t}\n#undef return\n#undef STAP_ERROR\n#undef STAP_RETURN\n");
+	emit_raw(E, "\t}\n#undef return\n#undef STAP_NEXT\n#undef STAP_ERROR\n#undef STAP_RETURN\n");
 	vec_foreach (struct vardecl *, p, &f->formals)
 		emit_raw(E, "#undef STAP_ARG_%s\n", p->name);
 	emit_raw(E, "#undef STAP_RETVALUE\n");

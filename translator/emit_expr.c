@@ -6,6 +6,7 @@
  * has no signed overflow); strings are `const char *` pointing at a
  * literal, a variable or a frame temporary of MAXSTRINGLEN bytes. */
 #include "emit.h"
+#include "elaborate.h"
 
 #include <string.h>
 
@@ -467,11 +468,43 @@ static void incdec(struct emitter *E, const struct expr *e)
 
 /* ---- calls ---- */
 
+/* One overload's run: the arguments (evaluated once, in a<id>_<i>)
+ * copied into its frame, the call, the error check, the result into
+ * rv<id> (strings: the callee writes the string temporary T). */
+static void call_one(struct emitter *E, const struct expr *e, const struct functiondecl *f,
+		     int id, int k, const char *t)
+{
+	const char *fn = emit_fname(f);
+	int n = e->args.n < f->formals.n ? e->args.n : f->formals.n;
+	emit_raw(E, "if (__builtin_expect(c->nesting >= MAXNESTING, 0)) ");
+	emit_fail(E, "\"MAXNESTING exceeded\"", f->tok);
+	emit_raw(E, " struct %s_locals *f%d_%d = &%s[c->nesting]; ", fn, id, k, emit_frames(f));
+	for (int i = 0; i < n; i++) {
+		const struct vardecl *p = vec_at(&f->formals, i);
+		const char *pn = emit_var(p) + 3; /* skip "l->" */
+		if (p->type == T_STRING)
+			emit_raw(E, "_stp_strlcpy(f%d_%d->%s, a%d_%d, MAXSTRINGLEN); ", id, k, pn,
+				 id, i);
+		else
+			emit_raw(E, "f%d_%d->%s = a%d_%d; ", id, k, pn, id, i);
+	}
+	if (t)
+		emit_raw(E, "f%d_%d->__retvalue = %s; ", id, k, t);
+	at(E, e->tok);
+	emit_raw(E, "%s(c, f%d_%d); ", fn, id, k);
+	/* abort() ends the handler too, without an error. */
+	emit_raw(E, "if (__builtin_expect(c->last_error != 0 || c->aborted, 0)) goto %s; ",
+		 E->err_label);
+	if (!t)
+		emit_raw(E, "rv%d = f%d_%d->__retvalue; ", id, id, k);
+}
+
 /* A call. Arguments are evaluated first (a nested call of the same
  * function reuses the frame of this depth), then copied into the callee's
  * frame: frames live in per-function static arrays indexed by call depth,
  * as SystemTap keeps them, so neither recursion nor big MAXSTRINGLEN
- * values use the C stack. */
+ * values use the C stack. Overloads run in turn while each says `next`
+ * (x_next); a `next` from the last one is an error. */
 static void call(struct emitter *E, const struct expr *e)
 {
 	const struct functiondecl *f = e->func;
@@ -481,16 +514,14 @@ static void call(struct emitter *E, const struct expr *e)
 		return;
 	}
 	int id = emit_id(E), n = e->args.n < f->formals.n ? e->args.n : f->formals.n;
-	const char *fn = emit_fname(f);
-	struct strbuf copy = {0};
+	int many = e->referents.n > 1;
 	emit_raw(E, "({ ");
 	for (int i = 0; i < n; i++) {
 		const struct expr *a = vec_at(&e->args, i);
 		const struct vardecl *p = vec_at(&f->formals, i);
-		const char *pn = emit_var(p) + 3; /* skip "l->" */
 		char *v = X(a);
 		if (p->type == T_STRING) {
-			int later = 0;
+			int later = many;
 			for (int j = i + 1; j < n; j++)
 				later |= emit_has_side_effects(vec_at(&e->args, j));
 			if (later && !stable_string(a)) {
@@ -499,32 +530,31 @@ static void call(struct emitter *E, const struct expr *e)
 				v = xstrdup(t);
 			}
 			emit_raw(E, "const char *a%d_%d = %s; ", id, i, v);
-			sb_printf(&copy, "_stp_strlcpy(f%d->%s, a%d_%d, MAXSTRINGLEN); ", id, pn,
-				  id, i);
 		} else {
 			emit_raw(E, "int64_t a%d_%d = %s; ", id, i, v);
-			sb_printf(&copy, "f%d->%s = a%d_%d; ", id, pn, id, i);
 		}
 	}
-	emit_raw(E, "if (__builtin_expect(c->nesting >= MAXNESTING, 0)) ");
-	emit_fail(E, "\"MAXNESTING exceeded\"", f->tok);
-	emit_raw(E, " struct %s_locals *f%d = &%s[c->nesting]; %s", fn, id, emit_frames(f),
-		 sb_str(&copy));
 	const char *t = NULL;
-	if (f->type == T_STRING) {
-		t = emit_strtmp(E);
-		emit_raw(E, "f%d->__retvalue = %s; ", id, t);
-	}
-	at(E, e->tok);
-	emit_raw(E, "%s(c, f%d); ", fn, id);
-	/* abort() ends the handler too, without an error. */
-	emit_raw(E, "if (__builtin_expect(c->last_error != 0 || c->aborted, 0)) goto %s; ",
-		 E->err_label);
-	emit_raw(E, "if (x_next) goto %s; ", E->next_label);
 	if (f->type == T_STRING)
+		t = emit_strtmp(E);
+	else
+		emit_raw(E, "int64_t rv%d = 0; ", id);
+	const char *done = emit_label(E, "fc_end");
+	const struct functiondecl *g;
+	vec_foreach (const struct functiondecl *, g, &e->referents) {
+		call_one(E, e, g, id, g_i, t);
+		if (g_i + 1 < e->referents.n)
+			emit_raw(E, "if (!x_next) goto %s; ", done);
+	}
+	emit_raw(E, "%s: __attribute__((unused)); ", done);
+	if (elab_may_next(vec_at(&e->referents, e->referents.n - 1))) {
+		emit_raw(E, "if (x_next) ");
+		emit_fail(E, "\"all functions exhausted\"", e->tok);
+	}
+	if (t)
 		emit_raw(E, "(const char *)%s; })", t);
 	else
-		emit_raw(E, "f%d->__retvalue; })", id);
+		emit_raw(E, "rv%d; })", id);
 }
 
 static void regex(struct emitter *E, const struct expr *e)

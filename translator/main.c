@@ -13,7 +13,9 @@
 #include "dwarf_list.h"
 #include "probes_process.h"
 #include "sdt.h"
+#include "sigstate.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,21 +90,29 @@ static const char *plural(int n, const char *one, const char *many)
 
 /* ---- cleanup on signals during passes 1-4 ---- */
 
+/* Only async-signal-safe calls: the signal may come inside malloc or
+ * stdio, in any pass (pass 2 can run for minutes on a big binary). The
+ * compiler of pass 4 goes too. */
 static void cleanup_and_die(int sig)
 {
-	/* Not async-signal-safe in theory; we are about to exit anyway and a
-	 * leftover /tmp/stapXXXXXX is the worse outcome. */
+	if (driver_child_pid > 0)
+		kill(driver_child_pid, sig);
 	the_session.keep_tmp = 0;
-	driver_remove_tmpdir(&the_session);
+	driver_remove_tmpdir_now(&the_session);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
+/* As SystemTap, stap ends on these even where its caller ignores them
+ * (a background job's SIGINT); what it runs still gets the caller's
+ * dispositions (runtime/sigstate.h). SIGPIPE ignored stays ignored: a
+ * write to a closed pipe is then an error like another. */
 static void set_cleanup_signals(void)
 {
-	signal(SIGINT, cleanup_and_die);
-	signal(SIGTERM, cleanup_and_die);
-	signal(SIGHUP, cleanup_and_die);
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		if (sigs[i] != SIGPIPE || !_stp_signal_caller_ignored(SIGPIPE))
+			signal(sigs[i], cleanup_and_die);
 }
 
 /* ---- the passes ---- */
@@ -349,13 +359,60 @@ static int run_listing(struct session *s)
 	return 0;
 }
 
+/* ---- stdout: a write error is an error, with its cause ---- */
+
+static int stdout_errno; /* the first write error */
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
+{
+	size_t done = 0;
+	(void)cookie;
+	while (done < len) {
+		ssize_t n = write(STDOUT_FILENO, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!stdout_errno)
+				stdout_errno = n < 0 ? errno : EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+/* stdio forgets why a write failed; this stream remembers. */
+static void watch_stdout(void)
+{
+	static const cookie_io_functions_t io = { .write = stdout_write };
+	FILE *f = fopencookie(NULL, "w", io);
+	if (f) {
+		setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+		stdout = f;
+	}
+}
+
+/* Output that could not be written (a full disk, /dev/full) is an error,
+ * whatever else went well; a reader gone away (EPIPE) ends stap by SIGPIPE
+ * before this, unless the caller ignores SIGPIPE. */
+static int finish_stdout(int rc)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout) && !stdout_errno)
+		return rc;
+	fprintf(stderr, "ERROR: couldn't write output: %s\n",
+		strerror(stdout_errno ? stdout_errno : EIO));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct session *s = &the_session;
 
+	_stp_signals_save();
+	watch_stdout();
 	switch (options_parse(s, argc, argv)) {
 	case OPTIONS_EXIT0:
-		return 0;
+		return finish_stdout(0);
 	case OPTIONS_EXIT1:
 		return 1;
 	case OPTIONS_RUN:
@@ -378,7 +435,7 @@ int main(int argc, char **argv)
 	if (driver_make_tmpdir(s))
 		return 1;
 	int rc = s->dump ? driver_dump(s) : s->listing ? run_listing(s) : run_passes(s);
-	fflush(stdout);
+	rc = finish_stdout(rc);
 	driver_remove_tmpdir(s);
 	return rc;
 }

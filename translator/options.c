@@ -174,22 +174,26 @@ static int gset_ok(const char *p)
 	return 1;
 }
 
-static int add_define(struct session *s, const char *arg)
-{
-	if (!define_ok(arg)) {
-		fprintf(stderr,
-			"ERROR: Safety pattern mismatch for -D parameter ('%s' vs. "
-			"'^[a-z_][a-z_0-9]*(=-?[a-z_0-9]+)?$')\n",
-			arg);
-		return -1;
-	}
-	struct define *d = xcalloc(1, sizeof(*d));
-	const char *eq = strchr(arg, '=');
-	d->name = eq ? xstrndup(arg, eq - arg) : xstrdup(arg);
-	d->value = eq ? xstrdup(eq + 1) : NULL;
-	vec_push(&s->defines, d);
-	return 0;
-}
+/* The limits the generated code and the runtime read from -D, with the
+ * values they work with: MAXACTION_INTERRUPTIBLE defaults to MAXACTION * 10
+ * (so it must not overflow), MAXNESTING is a C call depth (about 100
+ * bytes of stack a level), MAXSTRINGLEN sizes buffers, some on the stack
+ * (so at most 1 MiB), and the histogram bounds are the runtime's. */
+static const struct limit {
+	const char *name;
+	long long lo, hi;
+} limits[] = {
+	{ "MAXACTION", 1, LLONG_MAX / 10 },
+	{ "MAXACTION_INTERRUPTIBLE", 1, LLONG_MAX },
+	{ "MAXNESTING", 1, 10000 },
+	{ "MAXSTRINGLEN", 2, 1 << 20 },
+	{ "MAXMAPENTRIES", 1, LLONG_MAX },
+	{ "MAXERRORS", 0, LLONG_MAX },
+	{ "MAXSKIPPED", 0, LLONG_MAX },
+	{ "MAXTRYCATCH", 0, LLONG_MAX },
+	{ "HIST_WIDTH", 1, 100000 },
+	{ "HIST_ELISION", -100000, 100000 },
+};
 
 /* A C integer constant: -?(0x[0-9a-f]+|[0-9]+)[ul]*, any case. */
 static int c_integer(const char *p)
@@ -203,6 +207,56 @@ static int c_integer(const char *p)
 	}
 	size_t n = strspn(p, digits);
 	return n > 0 && p[n + strspn(p + n, "uUlL")] == 0;
+}
+
+/* Its value as the compiler reads it (0x hex, 0 octal); -1 when it is no
+ * C integer or does not fit. */
+static int c_integer_value(const char *v, long long *out)
+{
+	errno = 0;
+	*out = c_integer(v) ? strtoll(v, NULL, 0) : 0;
+	return c_integer(v) && !errno ? 0 : -1;
+}
+
+/* NAME[=VALUE] within its limit (-DNAME alone is 1, as for the compiler).
+ * A value that is no integer is define_allowed's business: refused, or
+ * the guru's own C. */
+static int limit_ok(const char *arg, const char *eq)
+{
+	size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+	for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+		const struct limit *l = &limits[i];
+		long long v = 1;
+		if (strlen(l->name) != n || strncmp(l->name, arg, n))
+			continue;
+		if (eq && !c_integer(eq + 1))
+			return 1;
+		if ((!eq || c_integer_value(eq + 1, &v) == 0) && v >= l->lo && v <= l->hi)
+			return 1;
+		fprintf(stderr, "ERROR: Invalid -D value '%s': %s must be an integer from %lld to %lld\n",
+			arg, l->name, l->lo, l->hi);
+		return 0;
+	}
+	return 1;
+}
+
+static int add_define(struct session *s, const char *arg)
+{
+	if (!define_ok(arg)) {
+		fprintf(stderr,
+			"ERROR: Safety pattern mismatch for -D parameter ('%s' vs. "
+			"'^[a-z_][a-z_0-9]*(=-?[a-z_0-9]+)?$')\n",
+			arg);
+		return -1;
+	}
+	if (!limit_ok(arg, strchr(arg, '=')))
+		return -1;
+	struct define *d = xcalloc(1, sizeof(*d));
+	const char *eq = strchr(arg, '=');
+	d->name = eq ? xstrndup(arg, eq - arg) : xstrdup(arg);
+	d->value = eq ? xstrdup(eq + 1) : NULL;
+	vec_push(&s->defines, d);
+	return 0;
 }
 
 /* A -D value is pasted into the C as a macro body: an identifier there

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "diag.h"
@@ -486,11 +487,14 @@ static void parse_function(struct parser *p, int is_private)
 		parser_next(p);
 	}
 	if (parser_is_op(parser_peek(p), ":")) {
-		/* function f(...) :PRIORITY (for overloading); accepted */
+		/* function f(...) :PRIORITY, the order of overloads */
 		parser_next(p);
-		struct expr *prio = parse_literal(p, 0);
+		struct expr *prio = parse_literal(p, 1);
 		if (prio->kind != E_NUMBER)
-			pass1_throw(prio->tok, 1, "expected literal string or number");
+			pass1_throw(parser_peek(p), 1, "expected literal number");
+		if (prio->num <= 0)
+			pass1_throw(prio->tok, 1, "specified priority must be > 0");
+		f->priority = prio->num > INT_MAX ? INT_MAX : (int)prio->num;
 	}
 	const struct token *b = parser_peek(p);
 	if (b->type == TOK_EMBEDDED) {

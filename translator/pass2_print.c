@@ -1,8 +1,9 @@
 /* The -p2 output, as SystemTap 4.8 prints it: "# globals", "# functions"
  * (sorted by name) and "# probes" with each derived probe's locals; with
  * -v also the bodies, where globals print as __global_NAME and calls as
- * __global_NAME__overload_0 and single-statement blocks print as their
- * statement. */
+ * __global_NAME__overload_N (N: the overload that runs first) and
+ * single-statement blocks print as their statement. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,8 +68,8 @@ static int rename_expr(struct expr *e, void *arg)
 	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
 		nn = mangle(e->str, e->var->is_private, e->var->file);
 	else if (e->kind == E_CALL && e->func)
-		nn =
-		    xasprintf("%s__overload_0", mangle(e->str, e->func->is_private, e->func->file));
+		nn = xasprintf("%s__overload_%d",
+			       mangle(e->str, e->func->is_private, e->func->file), e->func->overload);
 	if (nn) {
 		vec_push(&r->exprs, e);
 		vec_push(&r->names, (void *)e->str);
@@ -120,7 +121,13 @@ static int fn_cmp(const void *a, const void *b)
 	int r = strcmp(mx, my);
 	free(mx);
 	free(my);
-	return r;
+	if (r)
+		return r;
+	/* SystemTap's order is that of __overload_N as text */
+	char nx[16], ny[16];
+	snprintf(nx, sizeof nx, "%d", x->overload);
+	snprintf(ny, sizeof ny, "%d", y->overload);
+	return strcmp(nx, ny);
 }
 
 static void print_functions(struct session *s, struct strbuf *out)

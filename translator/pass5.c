@@ -1,14 +1,17 @@
 /* Pass 5: run the compiled object with staprun, as SystemTap does: the
- * options that concern the run (-o, -T, -c, -x, -v) are passed on, SIGINT/SIGTERM/SIGHUP sent to
- * stap are forwarded, and stap's result is staprun's exit status. */
+ * options that concern the run (-o, -T, -c, -x, -v) are passed on,
+ * SIGINT/SIGTERM/SIGHUP sent to stap are forwarded, staprun gets SIGTERM
+ * if stap dies, and stap's result is staprun's exit status. */
 #include "session.h"
 #include "driver.h"
+#include "sigstate.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +26,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(driver_child_pid, sig);
 }
 
+/* Off: back to the default. */
 static void set_forwarding(int on)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -93,6 +97,7 @@ int pass5_run(struct session *s)
 	fflush(stderr);
 
 	set_forwarding(1);
+	pid_t self = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "ERROR: cannot start %s: %s\n", s->staprun_path, strerror(errno));
@@ -100,7 +105,12 @@ int pass5_run(struct session *s)
 		return 1;
 	}
 	if (pid == 0) {
-		set_forwarding(0);
+		_stp_signals_restore_caller(); /* staprun and the -c command get it */
+		/* stap gone (even by SIGKILL): staprun ends as on SIGTERM, the
+		 * targets left as they were found */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != self)
+			_exit(1);
 		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
 			setenv("STAP_DCG_REPORT", "1", 1);
 		if (msg_debug_mask & (1u << DBG_PTRACE)) /* --debug=ptrace */
@@ -121,12 +131,26 @@ int pass5_run(struct session *s)
 		fprintf(stderr, "ERROR: waiting for %s: %s\n", s->staprun_path, strerror(errno));
 		return 1;
 	}
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+		/* its reader (ours too) went away: end the same way, quietly */
+		driver_remove_tmpdir(s);
+		signal(SIGPIPE, SIG_DFL);
+		raise(SIGPIPE);
+	}
 	if (WIFEXITED(status))
 		rc = WEXITSTATUS(status);
 	else
 		rc = 128 + WTERMSIG(status);
 	if (rc != 0)
 		fprintf(stderr, "WARNING: %s exited with status: %d\n", s->staprun_path, rc);
+	/* killed, it could not detach: its breakpoints stay in the -x
+	 * process (a -c command dies with it) */
+	if (WIFSIGNALED(status) && s->target_pid > 0)
+		fprintf(stderr,
+			"WARNING: %s was killed by signal %d (%s) while tracing process %ld, "
+			"which may be left with its breakpoints\n",
+			s->staprun_path, WTERMSIG(status), strsignal(WTERMSIG(status)),
+			s->target_pid);
 	free(argv);
 	return rc;
 }

@@ -23,6 +23,9 @@
 #include "preproc.h"
 
 #define MAX_EXPANSION_DEPTH 100
+/* Tokens all macro expansions of one file may produce: macros that use
+ * another twice double at each level (@a30 -> 2^30 tokens). */
+#define MAX_EXPANDED_TOKENS 1000000
 
 struct macro {
 	const char *name;
@@ -63,6 +66,7 @@ struct pp {
 	struct macro_table local;
 	struct cond *conds;
 	int stpm;      /* a .stpm file: definitions are public */
+	long expanded; /* tokens taken from macro bodies and arguments */
 	int skipping;  /* inside a false %( branch */
 };
 
@@ -182,6 +186,14 @@ static const struct token *raw_next(struct pp *pp)
 			if (f->pos >= f->list->n) {
 				pp->top = f->up;
 				continue;
+			}
+			if (++pp->expanded > MAX_EXPANDED_TOKENS) {
+				const struct token *at = f->chain;
+				while (pp->top->up)
+					pp->top = pp->top->up;
+				/* the budget stays spent: later expansions fail at once */
+				pass1_throw(at, 0, "macro expansion too large (more than %d tokens)",
+					    MAX_EXPANDED_TOKENS);
 			}
 			t = copy_tok(vec_at(f->list, f->pos++), f->chain);
 		}

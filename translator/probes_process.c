@@ -20,6 +20,8 @@
 #include "dwarf_list.h"
 #include "sdt.h"
 #include "probes_process.h"
+#include "shellcmd.h"
+#include "proc_image.h"
 
 static const char *const process_subnames[] = {"function", "library", "mark", "provider",
 						"statement", "plt", "begin", "end", "thread",
@@ -68,20 +70,24 @@ static uint64_t module_base(const char *path)
 	return lo == UINT64_MAX ? 0 : lo & ~(uint64_t)0xfff;
 }
 
-/* Is the -c command run through /bin/sh -c? The same test as the
- * runtime's (runtime/process_probes.c). */
-static int shell_command(const char *cmd)
-{
-	return strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n") != NULL;
-}
-
-/* The program of the -c command: its first word, after any leading
- * NAME=VALUE assignments of a shell command. */
+/* The program of the -c command: the one it runs when it needs no shell
+ * (runtime/shellcmd.h), else a guess: its first word, after any leading
+ * NAME=VALUE assignments and an `exec`. */
 static char *command_program(const char *cmd)
 {
+	char **words = _stp_cmd_words(cmd);
+	if (words) {
+		char *prog = xstrdup(words[0]);
+		_stp_cmd_words_free(words);
+		return prog;
+	}
 	for (;;) {
 		cmd += strspn(cmd, " \t");
 		size_t n = strspn(cmd, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
+		if (n == 4 && !strncmp(cmd, "exec", 4) && (cmd[4] == ' ' || cmd[4] == '\t')) {
+			cmd += 4;
+			continue;
+		}
 		if (n == 0 || cmd[n] != '=' || (cmd[0] >= '0' && cmd[0] <= '9'))
 			break;
 		cmd += n + strcspn(cmd + n, " \t");
@@ -99,21 +105,22 @@ static char *point_executable(struct elab *c, struct probe_component *c0, int *a
 	*any = 0;
 	if (c0->arg && c0->arg->kind == E_STRING) {
 		char *p = dwq_find_executable(c0->arg->str, msg, sizeof msg);
+		/* gone from the disk, still run by the -x process */
+		char *x = !p && s->target_pid ? proc_exe_path(s->target_pid) : NULL;
+		if (x && !strcmp(x, c0->arg->str))
+			return x;
+		free(x);
 		if (!p)
 			pp_fail(err, NULL, "%s", msg); /* SystemTap gives no place */
 		return p;
 	}
 	if (c0->arg && c0->arg->kind == E_NUMBER) {
-		char link[64], buf[4096];
-		snprintf(link, sizeof link, "/proc/%lld/exe", (long long)c0->arg->num);
-		ssize_t n = readlink(link, buf, sizeof buf - 1);
-		if (n <= 0) {
+		/* the path it was started from, even if replaced since */
+		char *p = proc_exe_path((long)c0->arg->num);
+		if (!p)
 			pp_fail(err, c0->tok, "cannot find executable for process %lld",
 				(long long)c0->arg->num);
-			return NULL;
-		}
-		buf[n] = '\0';
-		return xstrdup(buf);
+		return p;
 	}
 	if (c0->arg) {
 		pp_fail(err, c0->tok, "expected a string or a number");
@@ -193,10 +200,9 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 					struct derived_probe *dp, const char *exe,
 					const char *lib, int fi, struct pp_error *err)
 {
-	(void)c;
 	struct probe_component *c1 = pp->components.v[fi];
 	struct probe_component *c2 = pp->components.n > fi + 1 ? pp->components.v[fi + 1] : NULL;
-	const char *file = lib ? lib : exe;
+	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
 	char msg[DWQ_ERRLEN];
 	int is_return = 0;
 	const char *suffix = "";
@@ -229,7 +235,7 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 			kind = DWQ_CALL;
 		}
 	}
-	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
+	struct dwq_mod *m = open_mod(img, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, c1->tok, "%s", msg);
 	struct dwq_funcs fs;
@@ -240,7 +246,7 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 		dwq_funcs_free(&fs);
 		return no_function(m, c1->arg->str, lib, err);
 	}
-	uint64_t base = module_base(file);
+	uint64_t base = module_base(img);
 	struct derived_probe *d = dp;
 	for (size_t i = 0; i < fs.n; i++) {
 		const struct dwq_func *fn = &fs.v[i];
@@ -267,8 +273,8 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 		} else {
 			d->pp = dwl_function_pp(exe, NULL, fn, suffix);
 		}
-		d->module = exe;
-		d->library = lib;
+		d->module = proc_image(c->s, exe);
+		d->library = lib ? proc_image(c->s, lib) : NULL;
 		d->addr = p->pc;
 		d->module_base = base;
 		d->proc = p;
@@ -325,10 +331,9 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 					 struct derived_probe *dp, const char *exe,
 					 const char *lib, int si, struct pp_error *err)
 {
-	(void)c;
 	struct probe_component *cs = pp->components.v[si];
 	struct probe_component *cn = pp->components.n > si + 1 ? pp->components.v[si + 1] : NULL;
-	const char *file = lib ? lib : exe;
+	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
 	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
 	int absolute = 0;
 
@@ -340,7 +345,7 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 	}
 	if (!cs->arg || (cs->arg->kind != E_STRING && cs->arg->kind != E_NUMBER))
 		return pp_fail(err, cs->tok, "expected a string or a number");
-	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
+	struct dwq_mod *m = open_mod(img, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, cs->tok, "%s", msg);
 	/* SystemTap's pp() names a library as a process (lib_pn) */
@@ -356,12 +361,12 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 		dp->pp = xasprintf("%s.statement(0x%llx)%s", pre, (unsigned long long)a,
 				   absolute ? ".absolute" : "");
 		lib_pn(pp, dp, exe, lib);
-		dp->module = exe;
-		dp->library = lib;
+		dp->module = proc_image(c->s, exe);
+		dp->library = lib ? proc_image(c->s, lib) : NULL;
 		dp->addr = a;
 		/* absolute: no bias (the runtime's bias is base - module_base,
 		 * 0 when the base is below module_base) */
-		dp->module_base = absolute ? UINT64_MAX : module_base(file);
+		dp->module_base = absolute ? UINT64_MAX : module_base(img);
 		if (!absolute)
 			dp->proc = p;
 		else
@@ -375,7 +380,7 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 		dwq_stmts_free(&st);
 		return pp_fail(err, NULL, "no match");
 	}
-	uint64_t base = module_base(file);
+	uint64_t base = module_base(img);
 	struct derived_probe *d = dp;
 	for (size_t i = 0; i < st.n; i++) {
 		if (i) {
@@ -392,8 +397,8 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 		d->pp = xasprintf("%s.statement(\"%s@%s:%d\")", pre, st.v[i].func, st.v[i].file,
 				  st.v[i].line);
 		lib_pn(pp, d, exe, lib);
-		d->module = exe;
-		d->library = lib;
+		d->module = proc_image(c->s, exe);
+		d->library = lib ? proc_image(c->s, lib) : NULL;
 		d->addr = st.v[i].addr;
 		d->module_base = base;
 		d->proc = p;
@@ -407,9 +412,8 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 				   struct derived_probe *dp, const char *exe, const char *lib,
 				   int pi, struct pp_error *err)
 {
-	(void)c;
 	struct probe_component *cp = pp->components.v[pi];
-	const char *file = lib ? lib : exe;
+	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
 	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
 
 	int is_return = 0;
@@ -425,7 +429,7 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 		return pp_fail(err, cp->tok, "expected a string");
 	if (cp->arg)
 		pat = cp->arg->str;
-	struct dwq_mod *m = open_mod(file, msg, sizeof msg);
+	struct dwq_mod *m = open_mod(img, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, cp->tok, "%s", msg);
 	struct dwq_plts ps;
@@ -436,7 +440,7 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 		return pp_fail(err, NULL, "no match");
 	}
 	prefix_of(exe, lib, pre, sizeof pre);
-	uint64_t base = module_base(file);
+	uint64_t base = module_base(img);
 	struct derived_probe *d = dp;
 	for (size_t i = 0; i < ps.n; i++) {
 		if (i) {
@@ -450,8 +454,8 @@ static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
 		d->point_pn =
 		    xasprintf("%s.plt(\"%s\")%s", pre, ps.v[i].name, is_return ? ".return" : "");
 		d->plt_name = xstrdup(ps.v[i].name);
-		d->module = exe;
-		d->library = lib;
+		d->module = proc_image(c->s, exe);
+		d->library = lib ? proc_image(c->s, lib) : NULL;
 		d->addr = ps.v[i].addr;
 		d->module_base = base;
 	}
@@ -467,11 +471,10 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 				    struct derived_probe *dp, const char *exe, const char *lib,
 				    int mi, struct pp_error *err)
 {
-	(void)c;
 	struct probe_component *cm = pp->components.v[mi];
 	const char *provider = NULL;
 	char msg[DWQ_ERRLEN];
-	const char *file = lib ? lib : exe;
+	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
 
 	if (!strcmp(cm->functor, "provider")) {
 		if (!cm->arg || cm->arg->kind != E_STRING)
@@ -494,9 +497,9 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 			       "invalid suffix for probe");
 	/* Kept for the whole run (the probes point into it). */
 	struct sdt_probes *ps = xcalloc(1, sizeof *ps);
-	if (sdt_read(file, ps, msg, sizeof msg) < 0)
+	if (sdt_read(img, ps, msg, sizeof msg) < 0)
 		return pp_fail(err, cm->tok, "%s", msg);
-	uint64_t base = module_base(file);
+	uint64_t base = module_base(img);
 	struct derived_probe *d = NULL;
 	char *pre = pn_prefix(pp, exe, lib);
 	for (size_t i = 0; i < ps->n; i++) {
@@ -521,8 +524,8 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 		if (lib)
 			d->point_from = xasprintf("process(\"%s\").library(\"%s\").statement(0x%llx)",
 						  exe, lib_arg(pp), (unsigned long long)m->pc);
-		d->module = exe;
-		d->library = lib;
+		d->module = proc_image(c->s, exe);
+		d->library = lib ? proc_image(c->s, lib) : NULL;
 		d->addr = m->pc;
 		d->module_base = base;
 		d->semaphore = m->semaphore;
@@ -898,10 +901,12 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 			       "process probes need a target process: use -c CMD or -x PID");
 	int any = 0;
 	char *exe = NULL;
-	/* Bare process.begin/.end/.thread/.syscall with a shell command:
-	 * every command the shell runs (the runtime leaves out the shell). */
-	if (!c0->arg && s->target_cmd && shell_command(s->target_cmd) && !is_function &&
-	    !is_library && !is_mark && !is_stmt && !is_plt)
+	/* Bare process.begin/.end/.thread/.syscall with -c or -x: the target
+	 * and every process it starts, whatever they run (a script's
+	 * interpreter, the commands of a shell; the runtime leaves out the
+	 * shell of a -c command in shell syntax). */
+	if (!c0->arg && (s->target_cmd || s->target_pid) && !is_function && !is_library &&
+	    !is_mark && !is_stmt && !is_plt)
 		any = 1;
 	else
 		exe = point_executable(c, c0, &any, err);
@@ -943,8 +948,8 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 									: what;
 		dp->pp = xasprintf("process(\"%s\").%s", exe, tail);
 	}
-	dp->module = exe;
-	dp->module_base = exe ? module_base(exe) : 0;
+	dp->module = proc_image(c->s, exe);
+	dp->module_base = exe ? module_base(dp->module) : 0;
 	return PP_OK;
 }
 

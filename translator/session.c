@@ -4,13 +4,15 @@
 #include "session.h"
 #include "driver.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 const char *session_define(const struct session *s, const char *name)
@@ -74,23 +76,51 @@ int driver_make_tmpdir(struct session *s)
 	return 0;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Remove NAME (in directory DIRFD) and everything under it, with system
+ * calls only: a signal handler does it too, so no malloc, no stdio (a
+ * signal may come inside them, as it may in any pass). */
+static void remove_tree_at(int dirfd, const char *name, int depth)
 {
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		char buf[4096] __attribute__((aligned(8)));
+		int removed;
+		do {
+			long n;
+			removed = 0;
+			lseek(fd, 0, SEEK_SET);
+			while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+				for (long off = 0; off < n;) {
+					struct dirent64 *d = (struct dirent64 *)(buf + off);
+					const char *e = d->d_name;
+					off += d->d_reclen;
+					if (e[0] == '.' && (!e[1] || (e[1] == '.' && !e[2])))
+						continue;
+					if (unlinkat(fd, e, 0) == 0)
+						removed = 1;
+					else if (errno == EISDIR && depth < 8)
+						remove_tree_at(fd, e, depth + 1), removed = 1;
+				}
+			}
+		} while (removed);
+		close(fd);
+	}
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+void driver_remove_tmpdir_now(struct session *s)
+{
+	if (s->tmpdir && !s->keep_tmp)
+		remove_tree_at(AT_FDCWD, s->tmpdir, 0);
 }
 
 void driver_remove_tmpdir(struct session *s)
 {
 	if (!s->tmpdir)
 		return;
-	if (s->keep_tmp) {
+	if (s->keep_tmp)
 		fprintf(stderr, "Keeping temporary directory \"%s\"\n", s->tmpdir);
-	} else {
-		nftw(s->tmpdir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-	}
+	else
+		driver_remove_tmpdir_now(s);
 	s->tmpdir = NULL;
 }

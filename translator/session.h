@@ -67,6 +67,9 @@ struct derived_probe {
 	/* the -p2 "<- ..." text where it is neither pp() nor pn() (a
 	 * .library mark: the library as written, at the marker's address) */
 	const char *point_from;
+	/* the point, or an alias point that led to it, is optional (?): the
+	 * run does not fail if it cannot be placed (runtime/process_probes.c) */
+	int optional;
 };
 
 struct define { const char *name, *value; };  /* -D NAME[=VALUE] */

@@ -257,11 +257,9 @@ static void infer_ternary(struct tctx *tc, struct expr *e, enum exp_type t)
 	}
 }
 
-static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
+/* The arguments of a call against the parameters of one overload. */
+static void call_args(struct tctx *tc, struct expr *e, struct functiondecl *fd)
 {
-	struct functiondecl *fd = e->func;
-	if (!fd)
-		return;
 	for (int i = 0; i < e->args.n && i < fd->formals.n; i++) {
 		struct vardecl *f = fd->formals.v[i];
 		struct expr *a = e->args.v[i];
@@ -284,22 +282,51 @@ static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
 		if (before == T_UNKNOWN && f->type != T_UNKNOWN)
 			f->type_tok = slot_tok;
 	}
+}
+
+/* A call takes the type of the first overload that has one; the others
+ * must agree (an untyped one takes it, as a return value). */
+static void infer_call(struct tctx *tc, struct expr *e, enum exp_type t)
+{
+	struct functiondecl *fd = e->func, *typed = NULL;
+	if (!fd)
+		return;
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		call_args(tc, e, fd);
+		if (!typed && fd->type != T_UNKNOWN)
+			typed = fd;
+	}
+	fd = e->func;
 	/* The context gives a function its type only when nothing else
 	 * does (a round where nothing else was inferred). */
-	if (fd->type == T_UNKNOWN && t != T_UNKNOWN && t != T_STATS && tc->c->context_calls) {
+	if (!typed && t != T_UNKNOWN && t != T_STATS && tc->c->context_calls) {
 		fd->type = t;
 		fd->type_tok = e->tok;
 		tc->c->context_calls = 0;
 		set_changed(tc);
+		typed = fd;
 	}
-	if (e->type != fd->type) {
-		e->type = fd->type;
+	if (typed && e->type != typed->type) {
+		e->type = typed->type;
 		set_changed(tc);
 	}
-	if (t != T_UNKNOWN && e->type != T_UNKNOWN && e->type != t && first_report(e)) {
+	vec_foreach (struct functiondecl *, fd, &e->referents) {
+		if (fd == typed || e->type == T_UNKNOWN)
+			continue;
+		if (fd->type == T_UNKNOWN) {
+			fd->type = e->type;
+			fd->type_tok = e->tok;
+			set_changed(tc);
+		} else if (fd->type != e->type && first_report(e)) {
+			elab_error(tc->c, e->tok, "type mismatch (%s)", tn(e->type));
+			elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
+				   "type was first inferred here (%s)", tn(fd->type));
+		}
+	}
+	if (t != T_UNKNOWN && typed && e->type != t && first_report(e)) {
 		elab_error(tc->c, e->tok, "type mismatch (%s)", tn(t));
-		elab_error(tc->c, fd->type_tok ? fd->type_tok : fd->tok,
-			   "type was first inferred here (%s)", tn(fd->type));
+		elab_error(tc->c, typed->type_tok ? typed->type_tok : typed->tok,
+			   "type was first inferred here (%s)", tn(typed->type));
 	}
 }
 
@@ -387,10 +414,14 @@ static void target_errors(struct tctx *tc, struct expr *e, enum exp_type t)
 	unresolved(tc, e);
 }
 
+/* Expressions visited, for the bound on rounds. */
+static long visits;
+
 static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 {
 	if (!e || tc->abort)
 		return;
+	visits++;
 	struct expr *a;
 	switch (e->kind) {
 	case E_NUMBER:
@@ -653,12 +684,9 @@ static void walk_all(struct elab *c)
 	}
 	tc.fn = NULL;
 	struct probe *p;
+	elab_count_derived(c);
 	vec_foreach (struct probe *, p, &c->bodies) {
-		tc.dp_pp = NULL;
-		struct derived_probe *d;
-		vec_foreach (struct derived_probe *, d, &c->s->probes)
-			if (d->probe == p && !tc.dp_pp)
-				tc.dp_pp = d->pp;
+		tc.dp_pp = p->first_pp;
 		tc.abort = 0;
 		infer_stmt(&tc, p->body);
 	}
@@ -695,9 +723,17 @@ void elab_infer_types(struct elab *c)
 	reported.n = 0;
 	/* Collect the bodies again: elision may have removed probes. */
 	init_decl_types(c);
-	for (int round = 0; round < 100; round++) {
+	/* Until nothing changes, as SystemTap: a round that changes
+	 * something types at least one more expression or declaration, so
+	 * the expressions of one walk (and as many declarations) bound the
+	 * rounds; a long chain typed backwards needs them all. */
+	long rounds = 2;
+	for (long round = 0; round < rounds; round++) {
+		visits = 0;
 		c->changed = 0;
 		walk_all(c);
+		if (round == 0)
+			rounds = 2 * visits + 2;
 		if (c->changed)
 			continue;
 		c->context_calls = 1;
