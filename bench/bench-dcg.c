@@ -283,6 +283,7 @@ int main(int argc, char **argv)
 		printf("step_ns %.0f\n", best);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s single N REPS [W] | two N CYCLES disjoint|shared | stop N\n", argv[0]);
+	fprintf(stderr, "usage: %s single N REPS [W] | two N CYCLES disjoint|shared | stop N\n",
+		argv[0]);
 	return 2;
 }

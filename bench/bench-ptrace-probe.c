@@ -232,8 +232,7 @@ static double run_bpftrace(const char *mode, const char *fn, int with_return)
 		return -1;
 	snprintf(nbuf, sizeof nbuf, "%ld", N);
 	snprintf(prog, sizeof prog, "uprobe:%s:%s {}%s%s%s", self, fn,
-		 with_return ? " uretprobe:" : "", with_return ? self : "",
-		 with_return ? ":" : "");
+		 with_return ? " uretprobe:" : "", with_return ? self : "", with_return ? ":" : "");
 	if (with_return)
 		snprintf(prog + strlen(prog), sizeof prog - strlen(prog), "%s {}", fn);
 	snprintf(cmd, sizeof cmd, "%s --child %s %s", self, mode, nbuf);
@@ -309,7 +308,8 @@ int main(int argc, char **argv)
 		printf("%-38s %7.2f us = %.2f x stop (%.2f stops per call)\n", cases[c].label,
 		       cost[c] * 1e6, cost[c] / stop, stops[c]);
 	for (int ret = 0; ret < 2; ret++) {
-		const char *label = ret ? "bpftrace uprobe + uretprobe:" : "bpftrace uprobe (empty):";
+		const char *label =
+		    ret ? "bpftrace uprobe + uretprobe:" : "bpftrace uprobe (empty):";
 		if (bpf[ret] < 1e9)
 			printf("%-38s %7.2f us = %.2f x stop (in the kernel, no ptrace stop)\n",
 			       label, bpf[ret] * 1e6, bpf[ret] / stop);

@@ -131,14 +131,14 @@ int64_t _stp_target_pid(void)
  * crash; without a target the tracer reads its own memory. */
 int _stp_read_memory(struct _stp_context *c, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
+	struct iovec local = {buf, len};
+	struct iovec remote = {(void *)(uintptr_t)addr, len};
 	pid_t pid = getpid();
 	ssize_t n;
 
 	if (len == 0)
 		return 0;
-	if (c && c->target)  /* a process probe: the target's memory */
+	if (c && c->target) /* a process probe: the target's memory */
 		return _stp_ctx_read_target(c, addr, buf, len);
 	do
 		n = process_vm_readv(pid, &local, 1, &remote, 1, 0);

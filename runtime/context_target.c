@@ -62,15 +62,15 @@ int _stp_ctx_is_return(struct _stp_context *c)
 
 /* user_regs_struct offsets by x86-64 DWARF register number (0-16). */
 static const size_t dwarf_reg_offs[] = {
-	offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
-	offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
-	offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
-	offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
-	offsetof(struct user_regs_struct, r8),	offsetof(struct user_regs_struct, r9),
-	offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
-	offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
-	offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
-	offsetof(struct user_regs_struct, rip),
+    offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
+    offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
+    offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+    offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
+    offsetof(struct user_regs_struct, r8),  offsetof(struct user_regs_struct, r9),
+    offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+    offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+    offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
+    offsetof(struct user_regs_struct, rip),
 };
 
 static int reg_value(const struct user_regs_struct *r, int n, uint64_t *out)
@@ -143,7 +143,7 @@ int _stp_ctx_read_target(struct _stp_context *c, uint64_t addr, void *buf, size_
 
 int64_t _stp_ctx_read_int(struct _stp_context *c, uint64_t addr, int size, int is_signed)
 {
-	unsigned char b[8] = { 0 };
+	unsigned char b[8] = {0};
 	uint64_t v = 0;
 
 	if (size < 1 || size > 8)

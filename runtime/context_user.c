@@ -149,7 +149,8 @@ static void fmt_addr(struct _stp_context *c, uint64_t addr, int style, char *dst
 		si = _stp_sym_lookup(st, addr);
 	}
 	if (si && si->module)
-		mod = style == STP_USYM_SIMPLE ? si->module : (si->modpath ? si->modpath : si->module);
+		mod = style == STP_USYM_SIMPLE ? si->module
+					       : (si->modpath ? si->modpath : si->module);
 	if (style == STP_USYM_HEX)
 		snprintf(buf, sizeof buf, "0x%016llx ", (unsigned long long)addr);
 	else if (si && si->name) {
@@ -293,28 +294,62 @@ static const struct {
 	size_t off;
 	int bits;
 } regnames[] = {
-#define R(n, f, b) { n, offsetof(struct user_regs_struct, f), b }
-	R("r15", r15, 64), R("r14", r14, 64), R("r13", r13, 64), R("r12", r12, 64),
-	R("rbp", rbp, 64), R("rbx", rbx, 64), R("r11", r11, 64), R("r10", r10, 64),
-	R("r9", r9, 64), R("r8", r8, 64), R("rax", rax, 64), R("rcx", rcx, 64),
-	R("rdx", rdx, 64), R("rsi", rsi, 64), R("rdi", rdi, 64), R("orig_rax", orig_rax, 64),
-	R("rip", rip, 64), R("xcs", cs, 64), R("eflags", eflags, 64), R("rsp", rsp, 64),
-	R("xss", ss, 64),
-	R("ebp", rbp, 32), R("ebx", rbx, 32), R("eax", rax, 32), R("ecx", rcx, 32),
-	R("edx", rdx, 32), R("esi", rsi, 32), R("edi", rdi, 32), R("orig_eax", orig_rax, 32),
-	R("eip", rip, 32), R("esp", rsp, 32),
-	R("bp", rbp, 16), R("bx", rbx, 16), R("ax", rax, 16), R("cx", rcx, 16),
-	R("dx", rdx, 16), R("si", rsi, 16), R("di", rdi, 16), R("orig_ax", orig_rax, 16),
-	R("ip", rip, 16), R("cs", cs, 16), R("flags", eflags, 16), R("sp", rsp, 16),
-	R("ss", ss, 16),
-	{ "al", offsetof(struct user_regs_struct, rax), 8 },
-	{ "ah", offsetof(struct user_regs_struct, rax) + 1, 8 },
-	{ "bl", offsetof(struct user_regs_struct, rbx), 8 },
-	{ "bh", offsetof(struct user_regs_struct, rbx) + 1, 8 },
-	{ "cl", offsetof(struct user_regs_struct, rcx), 8 },
-	{ "ch", offsetof(struct user_regs_struct, rcx) + 1, 8 },
-	{ "dl", offsetof(struct user_regs_struct, rdx), 8 },
-	{ "dh", offsetof(struct user_regs_struct, rdx) + 1, 8 },
+#define R(n, f, b)                                         \
+	{                                                  \
+		n, offsetof(struct user_regs_struct, f), b \
+	}
+    R("r15", r15, 64),
+    R("r14", r14, 64),
+    R("r13", r13, 64),
+    R("r12", r12, 64),
+    R("rbp", rbp, 64),
+    R("rbx", rbx, 64),
+    R("r11", r11, 64),
+    R("r10", r10, 64),
+    R("r9", r9, 64),
+    R("r8", r8, 64),
+    R("rax", rax, 64),
+    R("rcx", rcx, 64),
+    R("rdx", rdx, 64),
+    R("rsi", rsi, 64),
+    R("rdi", rdi, 64),
+    R("orig_rax", orig_rax, 64),
+    R("rip", rip, 64),
+    R("xcs", cs, 64),
+    R("eflags", eflags, 64),
+    R("rsp", rsp, 64),
+    R("xss", ss, 64),
+    R("ebp", rbp, 32),
+    R("ebx", rbx, 32),
+    R("eax", rax, 32),
+    R("ecx", rcx, 32),
+    R("edx", rdx, 32),
+    R("esi", rsi, 32),
+    R("edi", rdi, 32),
+    R("orig_eax", orig_rax, 32),
+    R("eip", rip, 32),
+    R("esp", rsp, 32),
+    R("bp", rbp, 16),
+    R("bx", rbx, 16),
+    R("ax", rax, 16),
+    R("cx", rcx, 16),
+    R("dx", rdx, 16),
+    R("si", rsi, 16),
+    R("di", rdi, 16),
+    R("orig_ax", orig_rax, 16),
+    R("ip", rip, 16),
+    R("cs", cs, 16),
+    R("flags", eflags, 16),
+    R("sp", rsp, 16),
+    R("ss", ss, 16),
+    {"al", offsetof(struct user_regs_struct, rax), 8},
+    {"ah", offsetof(struct user_regs_struct, rax) + 1, 8},
+    {"bl", offsetof(struct user_regs_struct, rbx), 8},
+    {"bh", offsetof(struct user_regs_struct, rbx) + 1, 8},
+    {"cl", offsetof(struct user_regs_struct, rcx), 8},
+    {"ch", offsetof(struct user_regs_struct, rcx) + 1, 8},
+    {"dl", offsetof(struct user_regs_struct, rdx), 8},
+    {"dh", offsetof(struct user_regs_struct, rdx) + 1, 8},
 #undef R
 };
 
@@ -344,8 +379,7 @@ static const struct user_regs_struct *regs(struct _stp_context *c, const char *m
 
 int64_t _stp_ctx_register(struct _stp_context *c, const char *name, int sign_extend)
 {
-	const struct user_regs_struct *r =
-		regs(c, "cannot access CPU registers in this context");
+	const struct user_regs_struct *r = regs(c, "cannot access CPU registers in this context");
 	uint64_t v = 0;
 
 	if (!r)
@@ -362,19 +396,30 @@ int64_t _stp_ctx_register(struct _stp_context *c, const char *name, int sign_ext
 
 int64_t _stp_ctx_arg(struct _stp_context *c, int64_t n, int sign_extend, int truncate)
 {
-	const struct user_regs_struct *r =
-		regs(c, "cannot access function args in this context");
+	const struct user_regs_struct *r = regs(c, "cannot access function args in this context");
 	uint64_t v;
 
 	if (!r)
 		return 0;
 	switch (n) {
-	case 1: v = r->rdi; break;
-	case 2: v = r->rsi; break;
-	case 3: v = r->rdx; break;
-	case 4: v = r->rcx; break;
-	case 5: v = r->r8; break;
-	case 6: v = r->r9; break;
+	case 1:
+		v = r->rdi;
+		break;
+	case 2:
+		v = r->rsi;
+		break;
+	case 3:
+		v = r->rdx;
+		break;
+	case 4:
+		v = r->rcx;
+		break;
+	case 5:
+		v = r->r8;
+		break;
+	case 6:
+		v = r->r9;
+		break;
 	default:
 		if (n < 1) {
 			_stp_error(c, "cannot access arg(%lld)", (long long)n);
@@ -386,9 +431,10 @@ int64_t _stp_ctx_arg(struct _stp_context *c, int64_t n, int sign_extend, int tru
 			if (_stp_pt_read(tctx(c)->t, a, &v, sizeof v) < 0) {
 				char msg[128];
 
-				snprintf(msg, sizeof msg,
-					 "cannot access arg(%lld) at user stack address 0x%016llx\n",
-					 (long long)n, (unsigned long long)a);
+				snprintf(
+				    msg, sizeof msg,
+				    "cannot access arg(%lld) at user stack address 0x%016llx\n",
+				    (long long)n, (unsigned long long)a);
 				_stp_warn(c, msg);
 				return 0;
 			}
@@ -462,7 +508,7 @@ int _stp_ctx_user_string_n(struct _stp_context *c, uint64_t addr, int64_t n, cha
 
 int64_t _stp_ctx_user_int(struct _stp_context *c, uint64_t addr, int size, int is_signed)
 {
-	unsigned char b[8] = { 0 };
+	unsigned char b[8] = {0};
 	uint64_t v = 0;
 
 	if (_stp_read_memory(c, addr, b, (size_t)size) < 0)

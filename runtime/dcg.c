@@ -65,7 +65,8 @@ static void pick_mechanism(const char *m)
 	else {
 		if (m && *m && strcmp(m, "auto"))
 			_stp_msg_warn("dynamic call graph: unknown mechanism '%s' (auto, "
-				      "breakpoint, blockstep, singlestep): using auto", m);
+				      "breakpoint, blockstep, singlestep): using auto",
+				      m);
 		/* blockstep where the processor stops only at taken branches;
 		 * breakpoints where it would stop at every instruction */
 		btf = _stp_pt_blockstep_honoured();
@@ -141,12 +142,13 @@ const struct dec *dcg_decode_at(struct _stp_pt_thread *t, uint64_t addr)
 	d->len = in.len;
 	d->kind = in.kind;
 	d->target = in.target;
-	d->syscall = in.len == 2 && ((in.bytes[0] == 0x0f && in.bytes[1] == 0x05) ||
-				     (in.bytes[0] == 0xcd && in.bytes[1] == 0x80));
+	d->syscall = in.len == 2 &&
+	    ((in.bytes[0] == 0x0f && in.bytes[1] == 0x05) ||
+	     (in.bytes[0] == 0xcd && in.bytes[1] == 0x80));
 	d->ripjmp = in.kind == STP_X86_JMP_IND && in.has_mem && in.mem.base == STP_X86_RIP;
 	static const uint8_t endbr[3] = {0xf3, 0x0f, 0x1e}, mov_rt[7] = {0x48, 0xc7, 0xc0, 0x0f};
 	d->endbr = in.len == 4 && !memcmp(in.bytes, endbr, 3) &&
-		   (in.bytes[3] == 0xfa || in.bytes[3] == 0xfb);
+	    (in.bytes[3] == 0xfa || in.bytes[3] == 0xfb);
 	d->mov_rt = in.len == 7 && !memcmp(in.bytes, mov_rt, 7);
 	return d;
 }
@@ -203,7 +205,7 @@ int dcg_same_func(pid_t pid, uint64_t a, uint64_t b)
 	if (sb->symaddr == sa->symaddr)
 		return 1;
 	return !strcmp(sb->name, sa->name) && sa->modpath && sb->modpath &&
-	       !strcmp(sa->modpath, sb->modpath);
+	    !strcmp(sa->modpath, sb->modpath);
 }
 
 /* The function containing pc: its start if known, else pc. */
@@ -293,9 +295,9 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 		if (_stp_dcg_sites_from(tc->t, r.rip) < 0)
 			return;
 		_stp_pt_signal_step(tc->t, dcg_on_signal, NULL);
-	} else if (_stp_pt_step_mode(tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN
-								    : _STP_PT_STEP_BLOCK,
-				     dcg_on_step, NULL) < 0) {
+	} else if (_stp_pt_step_mode(
+		       tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN : _STP_PT_STEP_BLOCK,
+		       dcg_on_step, NULL) < 0) {
 		return;
 	}
 	d->on = 1;
@@ -426,8 +428,8 @@ void _stp_dcg_finish(int verbose)
 		uint64_t rearms = 0, sites = _stp_dcg_sites_placed(&rearms);
 		if (mech == MECH_BREAKPOINT && rearms)
 			snprintf(how, sizeof how,
-				 " (int3 at %" PRIu64 " calls, returns and jumps, armed again %" PRIu64
-				 " times)",
+				 " (int3 at %" PRIu64
+				 " calls, returns and jumps, armed again %" PRIu64 " times)",
 				 sites, rearms);
 		else if (mech == MECH_BREAKPOINT)
 			snprintf(how, sizeof how, " (int3 at %" PRIu64 " calls, returns and jumps)",

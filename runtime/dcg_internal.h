@@ -61,7 +61,6 @@ uint64_t _stp_dcg_sites_placed(uint64_t *rearms);
 /* The sites' probe handler (dcg.c). */
 int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *data);
 
-
 /* ---- the core (dcg.c, dcg_tree.c, dcg_trap.c) ---- */
 
 /* Not exported from staprun (which links the runtime -rdynamic). */
@@ -92,9 +91,9 @@ struct frame {
 	uint8_t known; /* sp known (0: root entered other than by a call) */
 	uint8_t stub;  /* in a PLT stub: the call is not shown yet */
 	uint8_t tail;
-	uint8_t hide;  /* not shown (excluded, too deep, under a leaf) */
-	uint8_t mute;  /* its callees are not shown */
-	uint8_t sig;   /* a signal handler entered by the kernel: the signal */
+	uint8_t hide; /* not shown (excluded, too deep, under a leaf) */
+	uint8_t mute; /* its callees are not shown */
+	uint8_t sig;  /* a signal handler entered by the kernel: the signal */
 };
 
 struct dthread {
@@ -123,8 +122,8 @@ struct dec {
 	pid_t pid;
 	uint64_t addr;
 	uint8_t valid, len, kind, syscall, ripjmp;
-	uint8_t endbr;	 /* endbr64 / endbr32 */
-	uint8_t mov_rt;	 /* mov $15,%rax: rt_sigreturn's number */
+	uint8_t endbr;	/* endbr64 / endbr32 */
+	uint8_t mov_rt; /* mov $15,%rax: rt_sigreturn's number */
 	uint64_t target;
 };
 
@@ -169,8 +168,8 @@ struct frame *dcg_push(struct dthread *d, uint64_t sp, uint64_t func, int known)
 /* Frames whose return-address slot is at or below `limit` are gone. */
 void dcg_pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to);
 /* A new callee at `to` (a call, or a tail call with the caller's slot). */
-void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
-	       uint64_t sp, int known, int tail, int sig);
+void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to, uint64_t sp,
+	       int known, int tail, int sig);
 /* The instruction x at pc has run, leaving the thread at now with rsp.
  * Returns 1 if x branched. */
 int dcg_transfer(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc, const struct dec *x,

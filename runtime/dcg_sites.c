@@ -71,8 +71,8 @@ int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_
  * exec, dlopen and dlclose drop what they may have changed. */
 
 struct site {
-	uint64_t addr; /* 0: free slot */
-	uint8_t flags; /* of the current generation */
+	uint64_t addr;	/* 0: free slot */
+	uint8_t flags;	/* of the current generation */
 	uint8_t failed; /* could not be trapped: not tried again */
 	uint16_t gen;
 	struct _stp_pt_probe *pr; /* NULL: disarmed */
@@ -97,7 +97,7 @@ struct sproc {
 	struct walked *seen; /* open addressing by addr */
 	size_t nseen, capseen;
 	uint16_t gen;
-	int volatile_code; /* this generation walked code outside modules */
+	int volatile_code;   /* this generation walked code outside modules */
 	uint64_t (*mods)[2]; /* [lo, hi) of the modules code was walked in */
 	size_t nmods;
 	int warned;
@@ -254,7 +254,7 @@ static int site_arm(struct sproc *p, struct _stp_pt_thread *t, uint64_t a, int f
 static int stops_here(const struct _stp_x86_insn *in)
 {
 	return (in->len == 2 && in->bytes[0] == 0x0f && in->bytes[1] == 0x0b) ||
-	       (in->len == 1 && (in->bytes[0] == 0xf4 || in->bytes[0] == 0xcc));
+	    (in->len == 1 && (in->bytes[0] == 0xf4 || in->bytes[0] == 0xcc));
 }
 
 /* The walk's view of the instruction at addr: from the table, or read,
@@ -499,7 +499,8 @@ void _stp_dcg_sites_unmapped(struct _stp_pt_thread *t)
 			continue;
 		if (!mapped && s->pr) /* the engine dropped it: this lets it go */
 			_stp_pt_probe_remove(p->proc, s->pr);
-		if (mapped && (n = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr, 1)))
+		if (mapped &&
+		    (n = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr, 1)))
 			*n = *s;
 		else if (mapped && s->pr)
 			_stp_pt_probe_remove(p->proc, s->pr);

@@ -10,7 +10,6 @@
 #include "symbols.h"
 #include "arch/x86_64/insn.h"
 
-
 /* ---- the step mechanisms ---- */
 
 void dcg_on_step(struct _stp_pt_thread *t, void *data)
@@ -36,8 +35,10 @@ void dcg_on_step(struct _stp_pt_thread *t, void *data)
 	 * instructions from pc do not lead to now); a handler's tail call
 	 * leaves the restorer at rsp too */
 	const struct dec *x0 = pc ? dcg_decode_at(t, pc) : NULL;
-	if (x0 && now != pc + x0->len && !dcg_in_handler_frame(d, r.rsp) && dcg_sig_entry(t, r.rsp)) {
-		dcg_enter(d, t, pc, now, r.rsp, 1, 0, (int)(r.rdi & 0x7f) ? (int)(r.rdi & 0x7f) : 1);
+	if (x0 && now != pc + x0->len && !dcg_in_handler_frame(d, r.rsp) &&
+	    dcg_sig_entry(t, r.rsp)) {
+		dcg_enter(d, t, pc, now, r.rsp, 1, 0,
+			  (int)(r.rdi & 0x7f) ? (int)(r.rdi & 0x7f) : 1);
 		return;
 	}
 	/* Find the instruction that branched: the first control transfer from

@@ -53,7 +53,6 @@ int dcg_probes_wanted(void)
 	return want_call || want_ret;
 }
 
-
 static void fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
 		       uint64_t name)
 {
@@ -137,8 +136,7 @@ void _stp_dcg_event_name(struct _stp_context *c, int which, char *dst, size_t le
 
 /* A call or return: a record for the tree, or the script's probes when it
  * has any. Returns 1 when a record was added. */
-int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
-		uint64_t name)
+int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to, uint64_t name)
 {
 	if (kind == DCG_CALL)
 		dcg_n_calls++;
@@ -177,8 +175,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 }
 
 /* The held call record of a PLT call resolved lazily, in its place. */
-static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to,
-		      uint64_t ns)
+static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns)
 {
 	size_t at = d->hold;
 
@@ -320,7 +317,6 @@ void dcg_pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to)
 	}
 }
 
-
 static int matches(char **pat, size_t n, const struct _stp_syminfo *si)
 {
 	for (size_t i = 0; si && i < n; i++)
@@ -356,8 +352,8 @@ static void classify(struct dthread *d, uint64_t to)
 }
 
 /* A new callee at `to` (a call, or a tail call with the caller's slot). */
-void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
-		  uint64_t sp, int known, int tail, int sig)
+void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to, uint64_t sp,
+	       int known, int tail, int sig)
 {
 	struct frame *f = dcg_push(d, sp, to, known);
 	if (!f)
@@ -490,8 +486,8 @@ int dcg_root_event(struct dthread *d)
 
 /* The instruction x at pc has run, leaving the thread at now with rsp:
  * a call, return or jump of the call graph. Returns 1 if x branched. */
-int dcg_transfer(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc,
-		    const struct dec *x, uint64_t now, uint64_t rsp)
+int dcg_transfer(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc, const struct dec *x,
+		 uint64_t now, uint64_t rsp)
 {
 	switch (x->kind) {
 	case STP_X86_CALL:

@@ -17,8 +17,13 @@
 #include <string.h>
 
 enum {
-	F_LEFT = 1, F_PLUS = 2, F_SPACE = 4, F_SPECIAL = 8, F_ZEROPAD = 16,
-	F_SIGN = 32, F_LARGE = 64,
+	F_LEFT = 1,
+	F_PLUS = 2,
+	F_SPACE = 4,
+	F_SPECIAL = 8,
+	F_ZEROPAD = 16,
+	F_SIGN = 32,
+	F_LARGE = 64,
 };
 
 /* printf's bound on width and precision (sprintf's is MAXSTRINGLEN). */
@@ -63,8 +68,8 @@ static void put_rep(struct _stp_strbuf *b, char ch, int count)
 	}
 }
 
-static void fmt_number(struct _stp_strbuf *b, uint64_t num, int base, int width,
-		       int precision, int flags)
+static void fmt_number(struct _stp_strbuf *b, uint64_t num, int base, int width, int precision,
+		       int flags)
 {
 	const char *digits = (flags & F_LARGE) ? "0123456789ABCDEF" : "0123456789abcdef";
 	char tmp[66];
@@ -145,8 +150,8 @@ static void fmt_char(struct _stp_strbuf *b, unsigned char ch, int width, int fla
 }
 
 /* %s, %m and %M: text or memory, space padded. */
-static void fmt_memory(struct _stp_context *c, struct _stp_strbuf *b, const char *s,
-		       uint64_t addr, int width, int precision, char conv, int flags)
+static void fmt_memory(struct _stp_context *c, struct _stp_strbuf *b, const char *s, uint64_t addr,
+		       int width, int precision, char conv, int flags)
 {
 	size_t len;
 	int shown;
@@ -170,8 +175,8 @@ static void fmt_memory(struct _stp_context *c, struct _stp_strbuf *b, const char
 		put_rep(b, ' ', width - shown);
 	if (conv == 'M') {
 		for (size_t i = 0; i < len; i++) {
-			char hex[2] = { "0123456789abcdef"[mem[i] >> 4],
-					"0123456789abcdef"[mem[i] & 15] };
+			char hex[2] = {"0123456789abcdef"[mem[i] >> 4],
+				       "0123456789abcdef"[mem[i] & 15]};
 			_stp_strbuf_put(b, hex, 2);
 		}
 	} else {
@@ -235,11 +240,11 @@ void _stp_format_buf(struct _stp_context *c, struct _stp_strbuf *b, const char *
 		     const struct _stp_val *args, int nargs)
 {
 	int argi = 0;
-	int size = b->limit ? (int)b->limit
-			    : _stp_maxstringlen > STP_PRINT_CLAMP ? (int)_stp_maxstringlen
-								  : STP_PRINT_CLAMP;
+	int size = b->limit			  ? (int)b->limit
+	    : _stp_maxstringlen > STP_PRINT_CLAMP ? (int)_stp_maxstringlen
+						  : STP_PRINT_CLAMP;
 #define NEXT_ARG() (argi < nargs ? &args[argi++] : &zero)
-	static const struct _stp_val zero = { 0, "" };
+	static const struct _stp_val zero = {0, ""};
 
 	for (; *fmt; ++fmt) {
 		const char *lit = fmt;
@@ -254,11 +259,21 @@ void _stp_format_buf(struct _stp_context *c, struct _stp_strbuf *b, const char *
 		}
 		for (;;) {
 			switch (*++fmt) {
-			case '-': flags |= F_LEFT; continue;
-			case '+': flags |= F_PLUS; continue;
-			case ' ': flags |= F_SPACE; continue;
-			case '#': flags |= F_SPECIAL; continue;
-			case '0': flags |= F_ZEROPAD; continue;
+			case '-':
+				flags |= F_LEFT;
+				continue;
+			case '+':
+				flags |= F_PLUS;
+				continue;
+			case ' ':
+				flags |= F_SPACE;
+				continue;
+			case '#':
+				flags |= F_SPECIAL;
+				continue;
+			case '0':
+				flags |= F_ZEROPAD;
+				continue;
 			}
 			break;
 		}
@@ -339,8 +354,8 @@ void _stp_format_buf(struct _stp_context *c, struct _stp_strbuf *b, const char *
 #undef NEXT_ARG
 }
 
-void _stp_format(struct _stp_context *c, char *dst, const char *fmt,
-		 const struct _stp_val *args, int nargs)
+void _stp_format(struct _stp_context *c, char *dst, const char *fmt, const struct _stp_val *args,
+		 int nargs)
 {
 	if (!dst) {
 		_stp_format_buf(c, &_stp_outbuf, fmt, args, nargs);
@@ -348,7 +363,7 @@ void _stp_format(struct _stp_context *c, char *dst, const char *fmt,
 		return;
 	}
 	/* Format aside, so dst may also be one of the arguments. */
-	struct _stp_strbuf b = { 0 };
+	struct _stp_strbuf b = {0};
 	b.limit = (size_t)_stp_maxstringlen;
 	_stp_format_buf(c, &b, fmt, args, nargs);
 	if (b.buf) {

@@ -31,10 +31,10 @@
 sigjmp_buf _stp_interrupt_jmp;
 volatile sig_atomic_t _stp_output_writing;
 
-static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static struct _stp_context *volatile current; /* the handler's, while it runs */
-static volatile sig_atomic_t stop_sig; /* the first stop signal of the run */
-static volatile sig_atomic_t armed, pokes; /* of the current handler */
+static volatile sig_atomic_t stop_sig;	      /* the first stop signal of the run */
+static volatile sig_atomic_t armed, pokes;    /* of the current handler */
 static sigset_t stop_set;
 
 static void set_timer(int first_ms, int every_ms)

@@ -11,9 +11,9 @@
 #define STP_MAX_KEYS 32 /* the translator's STAP_MAX_ARITY */
 
 struct entry {
-	struct entry *hnext;        /* hash chain */
-	struct entry *prev, *next;  /* insertion order */
-	int refs;                   /* the map's (while linked) + iterators' */
+	struct entry *hnext;	   /* hash chain */
+	struct entry *prev, *next; /* insertion order */
+	int refs;		   /* the map's (while linked) + iterators' */
 	int linked;
 	uint64_t hash;
 	union {
@@ -28,12 +28,12 @@ struct _stp_map {
 	int nkeys;
 	enum _stp_type keytypes[STP_MAX_KEYS];
 	enum _stp_type vtype;
-	int64_t maxentries;         /* <= 0: MAXMAPENTRIES at the time */
+	int64_t maxentries; /* <= 0: MAXMAPENTRIES at the time */
 	int wrap;
 	struct _stp_hist_spec hist;
 	int variance_shift;
 	struct entry **table;
-	size_t nbuckets;            /* a power of two */
+	size_t nbuckets; /* a power of two */
 	int64_t count;
 	struct entry *head, *tail;
 };
@@ -66,7 +66,8 @@ static uint64_t hash_keys(const struct _stp_map *m, const struct _stp_val *keys)
 
 	for (int i = 0; i < m->nkeys; i++) {
 		if (m->keytypes[i] == STP_STRING) {
-			for (const unsigned char *p = (const unsigned char *)(keys[i].s ? keys[i].s : "");
+			for (const unsigned char *p =
+				 (const unsigned char *)(keys[i].s ? keys[i].s : "");
 			     *p; p++)
 				h = (h ^ *p) * 1099511628211ull;
 			h = (h ^ 0xff) * 1099511628211ull;
@@ -95,9 +96,8 @@ static int keys_equal(const struct _stp_map *m, const struct entry *e, const str
 	return 1;
 }
 
-struct _stp_map *_stp_map_new(int nkeys, const enum _stp_type *keytypes,
-			      enum _stp_type vtype, int64_t maxentries, int wrap,
-			      const struct _stp_hist_spec *hist)
+struct _stp_map *_stp_map_new(int nkeys, const enum _stp_type *keytypes, enum _stp_type vtype,
+			      int64_t maxentries, int wrap, const struct _stp_hist_spec *hist)
 {
 	struct _stp_map *m;
 
@@ -252,7 +252,7 @@ static struct entry *lookup_or_add(struct _stp_context *c, struct _stp_map *m,
 	e->refs = 1;
 	e->linked = 1;
 	if ((size_t)m->count + 1 > m->nbuckets)
-		grow(m);  /* before linking e: grow rehashes the list */
+		grow(m); /* before linking e: grow rehashes the list */
 	e->prev = m->tail;
 	if (m->tail)
 		m->tail->next = e;
@@ -307,7 +307,8 @@ const struct _stp_stat *_stp_map_get_stat(const struct _stp_map *m, const struct
 	return e && m->vtype == STP_STATS ? e->v.st : NULL;
 }
 
-int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v)
+int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys,
+		      int64_t v)
 {
 	struct entry *e = m && m->vtype == STP_LONG ? lookup_or_add(c, m, keys) : NULL;
 
@@ -317,7 +318,8 @@ int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _
 	return 0;
 }
 
-int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, const char *v)
+int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys,
+		     const char *v)
 {
 	struct entry *e = m && m->vtype == STP_STRING ? lookup_or_add(c, m, keys) : NULL;
 	char *s;
@@ -334,7 +336,8 @@ int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _s
 	return 0;
 }
 
-int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v)
+int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys,
+		      int64_t v)
 {
 	struct entry *e = m && m->vtype == STP_STATS ? lookup_or_add(c, m, keys) : NULL;
 
@@ -399,8 +402,9 @@ static int slice_match(const struct _stp_map *m, const struct entry *e,
 	for (int i = 0; i < m->nkeys; i++) {
 		if (!(mask & (1u << i)))
 			continue;
-		if (m->keytypes[i] == STP_STRING ? strcmp(e->keys[i].s, slice[i].s ? slice[i].s : "") != 0
-						 : e->keys[i].n != slice[i].n)
+		if (m->keytypes[i] == STP_STRING
+			? strcmp(e->keys[i].s, slice[i].s ? slice[i].s : "") != 0
+			: e->keys[i].n != slice[i].n)
 			return 0;
 	}
 	return 1;

@@ -14,10 +14,10 @@
 struct _stp_tctx {
 	struct _stp_pt_thread *t; /* NULL in process.end (the process is gone) */
 	pid_t pid, tid;
-	uint64_t uaddr;           /* the probe point's address */
-	uint64_t bias;            /* load bias of the probe's module */
+	uint64_t uaddr; /* the probe point's address */
+	uint64_t bias;	/* load bias of the probe's module */
 	int is_return;
-	const char *comm;         /* the process's name, kept for process.end */
+	const char *comm; /* the process's name, kept for process.end */
 	int have_regs;
 	struct user_regs_struct regs;
 };

@@ -27,8 +27,8 @@
 
 /* A .library probe placed in one process at one load of its library. */
 struct libplace {
-	int probe;               /* index in M->probes */
-	uint64_t bias;           /* the library's load bias */
+	int probe;		  /* index in M->probes */
+	uint64_t bias;		  /* the library's load bias */
 	struct _stp_pt_probe *pr; /* NULL in a fork child (a copy it has) */
 	int seen;
 };
@@ -37,16 +37,16 @@ struct libplace {
 struct pstate {
 	char exe[PATH_MAX];
 	struct _stp_fileid exeid; /* the image it runs */
-	uint64_t base; /* start of the executable's mapping at file offset 0 */
-	char comm[17]; /* its name (execname() after it is gone) */
-	int syscalls;  /* system call stops are on */
+	uint64_t base;		  /* start of the executable's mapping at file offset 0 */
+	char comm[17];		  /* its name (execname() after it is gone) */
+	int syscalls;		  /* system call stops are on */
 	struct libplace *libs;
 	size_t nlibs, libcap;
 	/* the /bin/sh of a shell -c command (or a fork of it), not yet
 	 * exec'd a command: bare process probes leave it out */
 	int launcher;
 	unsigned char *begun; /* per probe: its process.begin fired here */
-	struct pstate *next; /* all live pstates, freed at the end */
+	struct pstate *next;  /* all live pstates, freed at the end */
 };
 
 static struct pstate *all_pstates;
@@ -64,7 +64,7 @@ static const struct _stp_module *M;
 static struct _stp_pt_proc *root;
 static pid_t root_pid;
 static int launched, root_gone, root_status, verbose_exit;
-static int attaching; /* 0 while placing probes at an exec stop */
+static int attaching;		    /* 0 while placing probes at an exec stop */
 static int shell_launch, launching; /* -c through /bin/sh; in _stp_pt_launch */
 
 const struct _stp_module *_stp_proc_module(void)
@@ -75,9 +75,9 @@ const struct _stp_module *_stp_proc_module(void)
 static int is_process_kind(enum _stp_probe_kind k)
 {
 	return k == STP_PROBE_PROCESS_FUNCTION || k == STP_PROBE_PROCESS_RETURN ||
-	       k == STP_PROBE_PROCESS_BEGIN || k == STP_PROBE_PROCESS_END ||
-	       k == STP_PROBE_PROCESS_THREAD_BEGIN || k == STP_PROBE_PROCESS_THREAD_END ||
-	       k == STP_PROBE_PROCESS_SYSCALL || k == STP_PROBE_PROCESS_SYSCALL_RETURN;
+	    k == STP_PROBE_PROCESS_BEGIN || k == STP_PROBE_PROCESS_END ||
+	    k == STP_PROBE_PROCESS_THREAD_BEGIN || k == STP_PROBE_PROCESS_THREAD_END ||
+	    k == STP_PROBE_PROCESS_SYSCALL || k == STP_PROBE_PROCESS_SYSCALL_RETURN;
 }
 
 int _stp_proc_wanted(const struct _stp_module *m)
@@ -186,8 +186,8 @@ static int can_run(void)
 	return _stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested;
 }
 
-static void fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid,
-		 uint64_t uaddr, uint64_t bias, const char *comm)
+static void fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid, uint64_t uaddr,
+		 uint64_t bias, const char *comm)
 {
 	struct _stp_tctx tc;
 
@@ -397,7 +397,7 @@ static void lib_loaded(const char *name, uint64_t bias, void *data)
 {
 	struct libscan *ls = data;
 	struct pstate *ps = ls->ps;
-	struct _stp_fileid loaded = { 0, 0, 0 };
+	struct _stp_fileid loaded = {0, 0, 0};
 	char buf[PATH_MAX], *real;
 	int looked = 0;
 
@@ -561,7 +561,8 @@ static void on_thread_exit(struct _stp_pt_thread *t, int status, void *user)
 static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
 {
 	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
-	enum _stp_probe_kind k = is_exit ? STP_PROBE_PROCESS_SYSCALL_RETURN : STP_PROBE_PROCESS_SYSCALL;
+	enum _stp_probe_kind k =
+	    is_exit ? STP_PROBE_PROCESS_SYSCALL_RETURN : STP_PROBE_PROCESS_SYSCALL;
 
 	(void)nr;
 	(void)data;
@@ -597,8 +598,8 @@ static void place_probes(struct _stp_pt_proc *proc)
 		if (rc < 0) { /* no load address: say why, not a bad address */
 			count_placement(p, rc);
 			_stp_msg_warn("couldn't place probe %s: can't read the memory map of "
-				      "process %d: %s", p->pp, (int)_stp_pt_proc_pid(proc),
-				      strerror(-rc));
+				      "process %d: %s",
+				      p->pp, (int)_stp_pt_proc_pid(proc), strerror(-rc));
 			continue;
 		}
 		add_probe(proc, p, bias_of(p, ps), NULL);
@@ -704,11 +705,11 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 }
 
 static const struct _stp_pt_callbacks callbacks = {
-	.exec = on_exec,
-	.fork = on_fork,
-	.thread_start = on_thread_start,
-	.thread_exit = on_thread_exit,
-	.proc_exit = on_proc_exit,
+    .exec = on_exec,
+    .fork = on_fork,
+    .thread_start = on_thread_start,
+    .thread_exit = on_thread_exit,
+    .proc_exit = on_proc_exit,
 };
 
 int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o)
@@ -757,7 +758,8 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		words = _stp_cmd_words(o->target_cmd);
 	shell = o->target_cmd && !words;
 	shell_launch = shell;
-	S = _stp_pt_session_new(&callbacks, NULL, _STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
+	S = _stp_pt_session_new(&callbacks, NULL,
+				_STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
 	if (!S) {
 		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
 		_stp_cmd_words_free(words);
@@ -769,7 +771,7 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		_stp_pt_launch_signals(S, &mask, &ignored);
 	}
 	if (o->target_cmd) {
-		char *one[] = { (char *)o->target_cmd, NULL };
+		char *one[] = {(char *)o->target_cmd, NULL};
 
 		launching = 1;
 		rc = _stp_pt_launch(S, words ? words : one, &root);
@@ -778,8 +780,8 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		_stp_cmd_words_free(words);
 	} else {
 		rc = (o->target_pid <= 0 || o->target_pid > INT32_MAX)
-			     ? -ESRCH
-			     : _stp_pt_attach(S, (pid_t)o->target_pid, &root);
+		    ? -ESRCH
+		    : _stp_pt_attach(S, (pid_t)o->target_pid, &root);
 		if (rc == 0) {
 			attaching = 1;
 			place_probes(root);

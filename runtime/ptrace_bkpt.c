@@ -383,7 +383,8 @@ static void run_entry(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk, struct 
 			p->frame_refs++;
 		} else {
 			pt_debug("no return probe for %#llx (return address %#llx): %s",
-				 (unsigned long long)bk->addr, (unsigned long long)ra, strerror(-rc));
+				 (unsigned long long)bk->addr, (unsigned long long)ra,
+				 strerror(-rc));
 			s->stats.errors++;
 		}
 	}

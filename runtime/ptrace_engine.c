@@ -499,7 +499,7 @@ static void ev_child(struct _stp_pt_thread *t, int ev)
 		_stp_pt_frames_copy(nt, t);
 	pt_debug("%d: new process %d (%s, %s)", (int)t->tid, (int)cp->pid,
 		 ev == PTRACE_EVENT_VFORK ? "vfork"
-		 : shared		  ? "clone sharing memory"
+		     : shared		  ? "clone sharing memory"
 					  : "fork",
 		 cp->follow ? "followed" : "released");
 	unpark(s, nt);

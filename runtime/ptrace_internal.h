@@ -25,10 +25,10 @@ struct _stp_pt_probe {
 	_stp_pt_handler entry, ret;
 	void *data;
 	uint64_t hits, returns;
-	uint64_t seq;	    /* the last hit (run_entries) that took it */
+	uint64_t seq;	     /* the last hit (run_entries) that took it */
 	unsigned frame_refs; /* return frames naming it */
-	int dead;	    /* removed, or dropped (dlclose); in mm->dead_probes */
-	int orphan;	    /* dropped by the engine: the client still has it */
+	int dead;	     /* removed, or dropped (dlclose); in mm->dead_probes */
+	int orphan;	     /* dropped by the engine: the client still has it */
 	struct _stp_pt_probe *next;
 };
 
@@ -160,7 +160,7 @@ struct _stp_pt_session {
 	struct _stp_pt_thread *pending, **pending_tail;
 	struct pt_parked *parked;
 	struct _stp_pt_stats stats;
-	uint64_t hit_seq; /* run_entries calls */
+	uint64_t hit_seq;		      /* run_entries calls */
 	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
 };
 

@@ -213,7 +213,7 @@ int _stp_pt_hwbp_honoured(void)
 	if (ptrace(PTRACE_CONT, pid, 0, 0) < 0 || waitpid(pid, &st, __WALL) < 0)
 		goto out;
 	rc = WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && ptrace(PTRACE_GETREGS, pid, 0, &r) == 0 &&
-	     r.rip == (uint64_t)(uintptr_t)_stp_pt_hwbp_target;
+	    r.rip == (uint64_t)(uintptr_t)_stp_pt_hwbp_target;
 	pt_debug("hardware breakpoint self-test: %s", rc ? "fires" : "accepted, never fires");
 out:
 	kill(pid, SIGKILL);

@@ -23,7 +23,7 @@ static int cache_len;
 
 /* The last match of the current handler, for matched(N). */
 static struct {
-	int result;           /* 1 after a successful match */
+	int result; /* 1 after a successful match */
 	int ngroups;
 	regmatch_t m[REGEX_MAX_GROUPS];
 	char *str;
@@ -56,7 +56,7 @@ static struct cached_re *compile(const char *pattern)
 	for (pp = &cache; *pp; pp = &(*pp)->next) {
 		if (strcmp((*pp)->pattern, pattern) == 0) {
 			r = *pp;
-			*pp = r->next;   /* move to front */
+			*pp = r->next; /* move to front */
 			r->next = cache;
 			cache = r;
 			return r;
@@ -133,7 +133,8 @@ void _stp_regex_matched(struct _stp_context *c, int64_t n, char *dst)
 
 	dst[0] = '\0';
 	if (!last.result) {
-		_stp_error(c, "Attempted to get subexpression %lld from failed match", (long long)n);
+		_stp_error(c, "Attempted to get subexpression %lld from failed match",
+			   (long long)n);
 		return;
 	}
 	if (n < 0 || n >= last.ngroups) {

@@ -34,7 +34,7 @@
 struct timer {
 	int64_t deadline;
 	const struct _stp_probe *probe;
-	size_t seq;         /* ties fire in script order */
+	size_t seq; /* ties fire in script order */
 };
 
 struct run {
@@ -43,8 +43,8 @@ struct run {
 	struct timer *heap;
 	size_t ntimers;
 	int sigfd;
-	int engine;         /* process probes: the target runs under ptrace */
-	int64_t deadline;   /* -T, monotonic ns; 0 = none */
+	int engine;	  /* process probes: the target runs under ptrace */
+	int64_t deadline; /* -T, monotonic ns; 0 = none */
 	uint64_t rng;
 };
 
@@ -104,7 +104,7 @@ static int timers_init(struct run *r, int64_t now)
 		const struct _stp_probe *p = &m->probes[i];
 		if (p->kind != STP_PROBE_TIMER)
 			continue;
-		r->heap[r->ntimers] = (struct timer){ now + period(r, p), p, r->ntimers };
+		r->heap[r->ntimers] = (struct timer){now + period(r, p), p, r->ntimers};
 		r->ntimers++;
 	}
 	for (size_t i = r->ntimers / 2; i-- > 0;)
@@ -118,8 +118,10 @@ static int abandoned; /* a handler was abandoned: the script's state is unsure *
 
 static const char *signame(int sig)
 {
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
-									: "SIGQUIT";
+	return sig == SIGINT ? "SIGINT"
+	    : sig == SIGTERM ? "SIGTERM"
+	    : sig == SIGHUP  ? "SIGHUP"
+			     : "SIGQUIT";
 }
 
 /* Run p's handler, stopped by a stop signal if it runs long (interrupt.c).
@@ -148,7 +150,8 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 	/* As SystemTap: begin/end/error probes get MAXACTION_INTERRUPTIBLE
 	 * (ten times MAXACTION); generated code may set its own budget. */
 	c.actionremaining = _stp_maxaction;
-	if ((p->kind == STP_PROBE_BEGIN || p->kind == STP_PROBE_END || p->kind == STP_PROBE_ERROR) &&
+	if ((p->kind == STP_PROBE_BEGIN || p->kind == STP_PROBE_END ||
+	     p->kind == STP_PROBE_ERROR) &&
 	    c.actionremaining < INT64_MAX / 10)
 		c.actionremaining *= 10;
 	c.probe = p;
@@ -157,8 +160,9 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 	_stp_regex_reset();
 	cut = run_interruptible(p, &c);
 	/* the run ends, as on that signal in the loop */
-	if (_stp_interrupt_signal() && (_stp_session_state == STP_SESSION_STARTING ||
-					_stp_session_state == STP_SESSION_RUNNING))
+	if (_stp_interrupt_signal() &&
+	    (_stp_session_state == STP_SESSION_STARTING ||
+	     _stp_session_state == STP_SESSION_RUNNING))
 		_stp_exit(NULL);
 	if (cut < 0) {
 		abandoned = 1;
@@ -297,9 +301,9 @@ static void event_loop(struct run *r)
 			ts.tv_nsec = d % 1000000000;
 			tsp = &ts;
 		}
-		fds[nfds++] = (struct pollfd){ .fd = r->sigfd, .events = POLLIN };
+		fds[nfds++] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
 		if (pidfd >= 0)
-			fds[nfds++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+			fds[nfds++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
 		if (ppoll(fds, (nfds_t)nfds, tsp, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -309,7 +313,7 @@ static void event_loop(struct run *r)
 		if ((fds[0].revents & POLLIN) && handle_signals(r))
 			break;
 		if (nfds > 1 && (fds[1].revents & (POLLIN | POLLHUP)))
-			break;  /* the -x process exited */
+			break; /* the -x process exited */
 	}
 }
 
@@ -317,7 +321,7 @@ static void event_loop(struct run *r)
  * SystemTap's staprun handles them): ignored, they would not reach it. */
 static int block_signals(sigset_t *old)
 {
-	static const int stop[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	static const int stop[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	sigset_t set;
 
 	for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
@@ -412,8 +416,8 @@ static void report_engine(const struct _stp_run_options *o)
 
 int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 {
-	struct _stp_run_options none = { 0 };
-	struct run r = { .m = m, .o = o ? o : &none, .sigfd = -1 };
+	struct _stp_run_options none = {0};
+	struct run r = {.m = m, .o = o ? o : &none, .sigfd = -1};
 	sigset_t oldmask;
 	int setup_failed = 0;
 
@@ -441,11 +445,11 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 	if (r.engine && o->verbose >= 3)
 		_stp_pt_set_debug(1);
 	if ((r.engine ? _stp_proc_start(m, o) : _stp_target_start(o)) < 0) {
-		setup_failed = 1;  /* said why; no probe ran, so no summary */
+		setup_failed = 1; /* said why; no probe ran, so no summary */
 	} else {
 		if (o->timeout_s > 0)
-			r.deadline = _stp_gettime_ns(CLOCK_MONOTONIC) +
-				     (int64_t)o->timeout_s * 1000000000;
+			r.deadline =
+			    _stp_gettime_ns(CLOCK_MONOTONIC) + (int64_t)o->timeout_s * 1000000000;
 		run_session(&r);
 	}
 	if (r.engine)

@@ -15,15 +15,17 @@ static const char special[] = "|&;<>()$`\\\"'*?[#~{}\n";
 /* Reserved words (sh's and bash's) and builtins (dash's and bash's): as
  * the first word they are not a program on $PATH. */
 static const char *const not_programs[] = {
-	"!", "{", "}", "case", "do", "done", "elif", "else", "esac", "fi", "for", "if", "in",
-	"then", "until", "while", "[[", "]]", "function", "select", "time", "coproc",
-	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "chdir",
-	"command", "compgen", "complete", "compopt", "continue", "declare", "dirs", "disown",
-	"echo", "enable", "eval", "exec", "exit", "export", "false", "fc", "fg", "getopts",
-	"hash", "help", "history", "jobs", "kill", "let", "local", "logout", "mapfile",
-	"popd", "printf", "pushd", "pwd", "read", "readarray", "readonly", "return", "set",
-	"shift", "shopt", "source", "suspend", "test", "times", "trap", "true", "type",
-	"typeset", "ulimit", "umask", "unalias", "unset", "wait", NULL,
+    "!",       "{",	    "}",	"case",	    "do",      "done",	   "elif",    "else",
+    "esac",    "fi",	    "for",	"if",	    "in",      "then",	   "until",   "while",
+    "[[",      "]]",	    "function", "select",   "time",    "coproc",   ".",	      ":",
+    "[",       "alias",	    "bg",	"bind",	    "break",   "builtin",  "caller",  "cd",
+    "chdir",   "command",   "compgen",	"complete", "compopt", "continue", "declare", "dirs",
+    "disown",  "echo",	    "enable",	"eval",	    "exec",    "exit",	   "export",  "false",
+    "fc",      "fg",	    "getopts",	"hash",	    "help",    "history",  "jobs",    "kill",
+    "let",     "local",	    "logout",	"mapfile",  "popd",    "printf",   "pushd",   "pwd",
+    "read",    "readarray", "readonly", "return",   "set",     "shift",	   "shopt",   "source",
+    "suspend", "test",	    "times",	"trap",	    "true",    "type",	   "typeset", "ulimit",
+    "umask",   "unalias",   "unset",	"wait",	    NULL,
 };
 
 static int is_program_file(const char *path)

@@ -37,27 +37,27 @@ struct _stp_val {
 struct _stp_probe;
 
 struct _stp_context {
-	const char *last_error;   /* NULL while all is well */
-	const char *last_stmt;    /* "identifier 'x' at file:1:2" */
+	const char *last_error; /* NULL while all is well */
+	const char *last_stmt;	/* "identifier 'x' at file:1:2" */
 	/* counts down from MAXACTION; volatile: a stop signal sets it to 0
 	 * to end a handler that runs long (runtime/interrupt.c) */
 	volatile int64_t actionremaining;
-	int nesting;              /* function call depth, for MAXNESTING; 0 in the handler body */
+	int nesting; /* function call depth, for MAXNESTING; 0 in the handler body */
 	const struct _stp_probe *probe;
-	int aborted;              /* abort() or fatal: stop everything now */
-	char error_buf[256];      /* unused but for a fallback: _stp_error keeps
-				     * up to MAXSTRINGLEN-1 bytes elsewhere */
+	int aborted;	     /* abort() or fatal: stop everything now */
+	char error_buf[256]; /* unused but for a fallback: _stp_error keeps
+			      * up to MAXSTRINGLEN-1 bytes elsewhere */
 	/* later issues: the target thread, registers, ... */
 	void *target;
 };
 
 /* Record an error; fmt is printf-style. Returns 0 so it can end an expression. */
 int64_t _stp_error(struct _stp_context *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* ---- limits, set from the module info before begin probes run ---- */
 
-extern int64_t _stp_maxstringlen;   /* size of every string buffer, incl. NUL */
+extern int64_t _stp_maxstringlen; /* size of every string buffer, incl. NUL */
 extern int64_t _stp_maxaction, _stp_maxmapentries, _stp_maxnesting;
 extern int64_t _stp_maxerrors, _stp_maxskipped;
 extern int64_t _stp_hist_width, _stp_hist_elision;
@@ -99,8 +99,8 @@ void _stp_print_flush(struct _stp_context *c);
  * translator has already checked their count and types. If dst is NULL the
  * text goes to the output buffer; otherwise into dst (MAXSTRINGLEN bytes,
  * truncated). */
-void _stp_format(struct _stp_context *c, char *dst, const char *fmt,
-		 const struct _stp_val *args, int nargs);
+void _stp_format(struct _stp_context *c, char *dst, const char *fmt, const struct _stp_val *args,
+		 int nargs);
 
 /* ---- statistics ---- */
 
@@ -139,9 +139,8 @@ int64_t _stp_stat_hist_nbuckets(const struct _stp_stat *st);
 /* ---- maps (associative arrays) ---- */
 
 struct _stp_map; /* opaque; insertion-ordered hash of up to 32 keys */
-struct _stp_map *_stp_map_new(int nkeys, const enum _stp_type *keytypes,
-			      enum _stp_type vtype, int64_t maxentries, int wrap,
-			      const struct _stp_hist_spec *hist);
+struct _stp_map *_stp_map_new(int nkeys, const enum _stp_type *keytypes, enum _stp_type vtype,
+			      int64_t maxentries, int wrap, const struct _stp_hist_spec *hist);
 void _stp_map_free(struct _stp_map *m);
 void _stp_map_clear(struct _stp_map *m);
 int64_t _stp_map_size(const struct _stp_map *m);
@@ -153,9 +152,12 @@ void _stp_map_get_str(const struct _stp_map *m, const struct _stp_val *keys, cha
 const struct _stp_stat *_stp_map_get_stat(const struct _stp_map *m, const struct _stp_val *keys);
 /* Writes fail with "Array overflow, check MAXMAPENTRIES" (set in c) when full
  * and not wrapping; they return 0 or -1. */
-int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v);
-int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, const char *v);
-int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys, int64_t v);
+int _stp_map_set_long(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys,
+		      int64_t v);
+int _stp_map_set_str(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys,
+		     const char *v);
+int _stp_map_add_stat(struct _stp_context *c, struct _stp_map *m, const struct _stp_val *keys,
+		      int64_t v);
 
 /* foreach: a snapshot of the entries, sorted as asked.
  * sort_column: -1 unsorted (insertion order), 0 the value, 1..N key N.
@@ -180,7 +182,7 @@ void _stp_map_iter_end(struct _stp_map_iter *it);
 
 /* ---- control (tapset: exit, error, warn, abort) ---- */
 
-void _stp_exit(struct _stp_context *c);   /* end after this handler; end probes run */
+void _stp_exit(struct _stp_context *c); /* end after this handler; end probes run */
 /* abort(): skip the rest of this handler (c->aborted) and stop the session
  * like exit(), with no error; as in SystemTap 4.8, end probes still run. */
 void _stp_abort(struct _stp_context *c);
@@ -251,13 +253,13 @@ enum _stp_probe_kind {
 	STP_PROBE_TIMER,
 	/* process probes (runtime/process_probes.c): run under the ptrace
 	 * engine, with the stopped target thread in the context */
-	STP_PROBE_PROCESS_FUNCTION, /* at module + addr */
-	STP_PROBE_PROCESS_RETURN,   /* when the function at module + addr returns */
-	STP_PROBE_PROCESS_BEGIN,    /* a process of module starts (exec, or attach) */
-	STP_PROBE_PROCESS_END,      /* a process of module ends */
-	STP_PROBE_PROCESS_THREAD_BEGIN, /* a new thread of a process of module */
-	STP_PROBE_PROCESS_THREAD_END,   /* a thread (not the main one) ends */
-	STP_PROBE_PROCESS_SYSCALL,      /* a system call entry */
+	STP_PROBE_PROCESS_FUNCTION,	  /* at module + addr */
+	STP_PROBE_PROCESS_RETURN,	  /* when the function at module + addr returns */
+	STP_PROBE_PROCESS_BEGIN,	  /* a process of module starts (exec, or attach) */
+	STP_PROBE_PROCESS_END,		  /* a process of module ends */
+	STP_PROBE_PROCESS_THREAD_BEGIN,	  /* a new thread of a process of module */
+	STP_PROBE_PROCESS_THREAD_END,	  /* a thread (not the main one) ends */
+	STP_PROBE_PROCESS_SYSCALL,	  /* a system call entry */
 	STP_PROBE_PROCESS_SYSCALL_RETURN, /* a system call exit */
 	/* the dynamic call graph's events (runtime/dcg.c), in the traced thread */
 	STP_PROBE_DCG_CALL,
@@ -267,11 +269,11 @@ enum _stp_probe_kind {
 struct _stp_probe {
 	enum _stp_probe_kind kind;
 	void (*handler)(struct _stp_context *c);
-	const char *pp;            /* probe point text, for pp() */
-	const char *location;      /* "file:line:col" of the probe */
-	int64_t sequence;          /* begin(N): lower first; same N in script order */
-	int64_t interval_ns;       /* timers */
-	int64_t randomize_ns;      /* timers: +- uniform jitter, 0 none */
+	const char *pp;	      /* probe point text, for pp() */
+	const char *location; /* "file:line:col" of the probe */
+	int64_t sequence;     /* begin(N): lower first; same N in script order */
+	int64_t interval_ns;  /* timers */
+	int64_t randomize_ns; /* timers: +- uniform jitter, 0 none */
 	/* process probes: the executable (absolute path; NULL or "" for any
 	 * traced process), an ELF vaddr in it, and the page-aligned lowest
 	 * PT_LOAD vaddr (a PIE's load bias is its mapped start minus this) */
@@ -292,8 +294,8 @@ struct _stp_probe {
 };
 
 struct _stp_module {
-	int abi_version;           /* STP_ABI_VERSION */
-	const char *script_name;   /* for messages */
+	int abi_version;	 /* STP_ABI_VERSION */
+	const char *script_name; /* for messages */
 	const struct _stp_probe *probes;
 	int nprobes;
 	/* Allocate/free globals (maps, stats); init runs before begin probes. */
@@ -399,8 +401,7 @@ int64_t _stp_tz_gmtoff(void);
 void _stp_tz_name(char *dst, size_t len);
 /* proc_mem_*(): pages of process pid (<= 0: the probe's process, or the
  * tracer without one); 0 when unknown. */
-enum { STP_PROC_MEM_SIZE, STP_PROC_MEM_RSS, STP_PROC_MEM_SHR, STP_PROC_MEM_TXT,
-       STP_PROC_MEM_DATA };
+enum { STP_PROC_MEM_SIZE, STP_PROC_MEM_RSS, STP_PROC_MEM_SHR, STP_PROC_MEM_TXT, STP_PROC_MEM_DATA };
 int64_t _stp_proc_mem(struct _stp_context *c, int64_t pid, int what);
 int64_t _stp_page_size(void);
 /* system(): cmd runs under /bin/sh once the current handler is done. */

@@ -91,14 +91,16 @@ static const char *elf_damage(int fd, off_t size)
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64 || eh.e_type != ET_DYN)
 		return "not an x86-64 shared object";
-	if (eh.e_phentsize != sizeof ph || !eh.e_phnum ||
-	    eh.e_phoff > (uint64_t)size || (uint64_t)eh.e_phnum * sizeof ph > (uint64_t)size - eh.e_phoff)
+	if (eh.e_phentsize != sizeof ph || !eh.e_phnum || eh.e_phoff > (uint64_t)size ||
+	    (uint64_t)eh.e_phnum * sizeof ph > (uint64_t)size - eh.e_phoff)
 		return "its program headers are cut off";
-	if (eh.e_shnum && (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > (uint64_t)size ||
-			   (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > (uint64_t)size - eh.e_shoff))
+	if (eh.e_shnum &&
+	    (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > (uint64_t)size ||
+	     (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) > (uint64_t)size - eh.e_shoff))
 		return "its section headers are cut off";
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+		    (ssize_t)sizeof ph)
 			return "its program headers are unreadable";
 		if ((ph.p_type == PT_LOAD || ph.p_type == PT_DYNAMIC) &&
 		    (ph.p_offset > (uint64_t)size || ph.p_filesz > (uint64_t)size - ph.p_offset))
@@ -115,9 +117,11 @@ static void load_crashed(int sig)
 {
 	static const char a[] = "ERROR: Couldn't load '", b[] = "': the object is damaged (";
 	const char *name = sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "SIGILL";
-	struct iovec v[] = { { (void *)a, sizeof a - 1 }, { (void *)loading, strlen(loading) },
-			     { (void *)b, sizeof b - 1 }, { (void *)name, strlen(name) },
-			     { (void *)" while loading)\n", 16 } };
+	struct iovec v[] = {{(void *)a, sizeof a - 1},
+			    {(void *)loading, strlen(loading)},
+			    {(void *)b, sizeof b - 1},
+			    {(void *)name, strlen(name)},
+			    {(void *)" while loading)\n", 16}};
 
 	if (writev(STDERR_FILENO, v, 5) < 0)
 		_exit(1);
@@ -126,7 +130,7 @@ static void load_crashed(int sig)
 
 static void guard_load(int on)
 {
-	static const int sigs[] = { SIGBUS, SIGSEGV, SIGILL };
+	static const int sigs[] = {SIGBUS, SIGSEGV, SIGILL};
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		signal(sigs[i], on ? load_crashed : SIG_DFL);
 }
@@ -161,7 +165,8 @@ static const struct _stp_module *load(const char *path, void **handle)
 	guard_load(0);
 	if (!*handle) {
 		err = dlerror();
-		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path, err ? err : "unknown error");
+		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path,
+			err ? err : "unknown error");
 		return NULL;
 	}
 	dlerror();
@@ -183,7 +188,7 @@ static const struct _stp_module *load(const char *path, void **handle)
 
 int main(int argc, char **argv)
 {
-	struct _stp_run_options o = { 0 };
+	struct _stp_run_options o = {0};
 	const struct _stp_module *m;
 	void *handle = NULL;
 	long v;
@@ -209,7 +214,8 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_long(optarg, 1, &v) < 0 || v > 4095) {
-				fprintf(stderr, "ERROR: Invalid buffer size '%s' (should be 1-4095).\n",
+				fprintf(stderr,
+					"ERROR: Invalid buffer size '%s' (should be 1-4095).\n",
 					optarg);
 				return 1;
 			}
@@ -267,7 +273,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (o.verbose)
-		fprintf(stderr, "staprun: running %s\n", m->script_name ? m->script_name : argv[optind]);
+		fprintf(stderr, "staprun: running %s\n",
+			m->script_name ? m->script_name : argv[optind]);
 	rc = _stp_run(m, &o);
 	fflush(stdout);
 	dlclose(handle);

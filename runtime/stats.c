@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STP_MAX_BUCKETS 128   /* linear histograms, incl. under/overflow */
+#define STP_MAX_BUCKETS 128 /* linear histograms, incl. under/overflow */
 #define HIST_LOG_BUCKETS 128
-#define HIST_LOG_BUCKET0 64   /* the bucket of value 0 */
+#define HIST_LOG_BUCKET0 64 /* the bucket of value 0 */
 
 /* HIST_WIDTH and HIST_ELISION as the module was compiled with them. */
-int64_t _stp_hist_width = 50;   /* '@' columns */
-int64_t _stp_hist_elision = 2;  /* zero rows kept around data; < 0: all */
+int64_t _stp_hist_width = 50;  /* '@' columns */
+int64_t _stp_hist_elision = 2; /* zero rows kept around data; < 0: all */
 #define HIST_WIDTH ((int)_stp_hist_width)
 
 struct _stp_stat {
@@ -48,7 +48,7 @@ static int linear_buckets(const struct _stp_hist_spec *h)
 
 struct _stp_stat *_stp_stat_new(const struct _stp_hist_spec *hist)
 {
-	struct _stp_hist_spec h = { STP_HIST_NONE, 0, 0, 0 };
+	struct _stp_hist_spec h = {STP_HIST_NONE, 0, 0, 0};
 	int buckets = 0;
 	struct _stp_stat *st;
 
@@ -143,8 +143,8 @@ void _stp_stat_add(struct _stp_stat *st, int64_t val)
 		if (val < st->min)
 			st->min = val;
 		st->avg_s += _stp_div64(NULL, delta, st->count);
-		st->m2 = (int64_t)((uint64_t)st->m2 +
-				   (uint64_t)delta * (uint64_t)(scaled - st->avg_s));
+		st->m2 =
+		    (int64_t)((uint64_t)st->m2 + (uint64_t)delta * (uint64_t)(scaled - st->avg_s));
 		st->variance_s = _stp_div64(NULL, st->m2, st->count - 1);
 	}
 	if (st->hist.kind == STP_HIST_LOG)
@@ -177,11 +177,16 @@ int64_t _stp_stat_get(struct _stp_context *c, const struct _stp_stat *st, enum _
 		return 0;
 	}
 	switch (op) {
-	case STP_MIN: return st->min;
-	case STP_MAX: return st->max;
-	case STP_AVG: return _stp_div64(NULL, st->sum, st->count);
-	case STP_VARIANCE: return variance(st);
-	default: return 0;
+	case STP_MIN:
+		return st->min;
+	case STP_MAX:
+		return st->max;
+	case STP_AVG:
+		return _stp_div64(NULL, st->sum, st->count);
+	case STP_VARIANCE:
+		return variance(st);
+	default:
+		return 0;
 	}
 }
 
@@ -320,7 +325,7 @@ static void hist_table(struct _stp_context *c, struct _stp_strbuf *b, const stru
 	int eliding = 0;
 
 	hist_layout(st, &l);
-	bprintf(c, b, "%*s |", (struct _stp_val[]){ { l.val_space, NULL }, { 0, "value" } }, 2);
+	bprintf(c, b, "%*s |", (struct _stp_val[]){{l.val_space, NULL}, {0, "value"}}, 2);
 	put_rep(b, '-', HIST_WIDTH);
 	_stp_strbuf_put(b, " count\n", 7);
 	for (int i = l.low; i <= l.high; i++) {
@@ -332,18 +337,21 @@ static void hist_table(struct _stp_context *c, struct _stp_strbuf *b, const stru
 			continue;
 		}
 		if (eliding) {
-			bprintf(c, b, "%*s ~\n", (struct _stp_val[]){ { l.val_space, NULL }, { 0, "" } }, 2);
+			bprintf(c, b, "%*s ~\n", (struct _stp_val[]){{l.val_space, NULL}, {0, ""}},
+				2);
 			eliding = 0;
 		}
 		val = row_value(st, i, &prefix);
 		bprintf(c, b, "%*s%d |",
-			(struct _stp_val[]){ { l.val_space - needed_space(val), NULL }, { 0, prefix },
-					     { val, NULL } }, 3);
+			(struct _stp_val[]){
+			    {l.val_space - needed_space(val), NULL}, {0, prefix}, {val, NULL}},
+			3);
 		bar = st->histogram[i] / l.scale;
 		put_rep(b, '@', bar);
 		bprintf(c, b, "%*d\n",
-			(struct _stp_val[]){ { HIST_WIDTH - bar + 1 + l.cnt_space, NULL },
-					     { st->histogram[i], NULL } }, 2);
+			(struct _stp_val[]){{HIST_WIDTH - bar + 1 + l.cnt_space, NULL},
+					    {st->histogram[i], NULL}},
+			2);
 	}
 	_stp_strbuf_put(b, "\n", 1);
 }
@@ -369,7 +377,7 @@ void _stp_stat_print_hist(struct _stp_context *c, const struct _stp_stat *st)
 
 void _stp_stat_sprint_hist(struct _stp_context *c, const struct _stp_stat *st, char *dst)
 {
-	struct _stp_strbuf b = { 0 };
+	struct _stp_strbuf b = {0};
 
 	dst[0] = '\0';
 	if (!hist_printable(c, st))

@@ -18,10 +18,10 @@ enum _stp_session_state {
 };
 
 extern enum _stp_session_state _stp_session_state;
-extern int _stp_error_count;     /* errors reported so far */
-extern int _stp_skipped_count;   /* probes skipped so far */
-extern int _stp_exit_requested;  /* exit()/abort()/signal: leave the loop */
-extern pid_t _stp_target;        /* -c child or -x pid, 0 without one */
+extern int _stp_error_count;	/* errors reported so far */
+extern int _stp_skipped_count;	/* probes skipped so far */
+extern int _stp_exit_requested; /* exit()/abort()/signal: leave the loop */
+extern pid_t _stp_target;	/* -c child or -x pid, 0 without one */
 
 /* Messages on stderr, formatted the SystemTap way ("ERROR: ...",
  * "WARNING: ..."), each written with one write(2). */
@@ -58,7 +58,7 @@ void _stp_regex_cleanup(void);
 struct _stp_strbuf {
 	char *buf;
 	size_t len, cap;
-	size_t limit;     /* 0 = unbounded; else stop at limit-1 bytes */
+	size_t limit; /* 0 = unbounded; else stop at limit-1 bytes */
 	int oom;
 };
 void _stp_strbuf_put(struct _stp_strbuf *b, const char *s, size_t n);

@@ -24,14 +24,14 @@ struct symentry {
 	struct symentry *next;
 	struct _stp_syminfo info;
 	char *module, *modpath, *name, *file; /* owned copies */
-	int line_done; /* file/line looked up (lazily: it reads DWARF) */
+	int line_done;			      /* file/line looked up (lazily: it reads DWARF) */
 };
 
 struct _stp_symtab {
 	pid_t pid;
 	Dwfl *dwfl;
 	int attached;
-	int stale; /* re-report modules before the next lookup */
+	int stale;	    /* re-report modules before the next lookup */
 	uint64_t maps_hash; /* of /proc/PID/maps at the last report */
 	char *main_path;
 	struct symentry *buckets[SYM_BUCKETS];
@@ -40,9 +40,9 @@ struct _stp_symtab {
 static char *debuginfo_path;
 
 static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
 };
 
 static unsigned bucket_of(uint64_t addr)
@@ -391,12 +391,12 @@ size_t _stp_sym_usymdata(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 
 	if (i && i->name && mod)
 		return put(buf, len,
-			   snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", i->name, i->offset,
-				    i->size, mod));
+			   snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64 " [%s]", i->name,
+				    i->offset, i->size, mod));
 	if (i && i->name)
-		return put(buf, len,
-			   snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64, i->name, i->offset,
-				    i->size));
+		return put(
+		    buf, len,
+		    snprintf(buf, len, "%s+0x%" PRIx64 "/0x%" PRIx64, i->name, i->offset, i->size));
 	if (mod)
 		return put(buf, len,
 			   snprintf(buf, len, "0x%" PRIx64 " [%s+0x%" PRIx64 "/0x%" PRIx64 "]",
@@ -494,7 +494,7 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 struct unwind_state {
 	pid_t pid, tid;
 	const uint64_t *dregs; /* DWARF x86_64 order: 0..15 then rip (16) */
-	int given;             /* next_thread already returned the thread */
+	int given;	       /* next_thread already returned the thread */
 };
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -556,10 +556,10 @@ static bool uw_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 }
 
 static const Dwfl_Thread_Callbacks unwind_callbacks = {
-	.next_thread = uw_next_thread,
-	.get_thread = uw_get_thread,
-	.memory_read = uw_memory_read,
-	.set_initial_registers = uw_set_initial_registers,
+    .next_thread = uw_next_thread,
+    .get_thread = uw_get_thread,
+    .memory_read = uw_memory_read,
+    .set_initial_registers = uw_set_initial_registers,
 };
 
 static struct unwind_state uw_state;

@@ -33,20 +33,20 @@ struct _stp_symtab;
 
 struct _stp_syminfo {
 	uint64_t addr;
-	const char *module;  /* basename of the module, NULL: in no module */
-	const char *modpath; /* its path as mapped */
+	const char *module;	   /* basename of the module, NULL: in no module */
+	const char *modpath;	   /* its path as mapped */
 	uint64_t modstart, modend; /* its address range in the process */
-	uint64_t modoff;     /* addr as an ELF vaddr of the module */
-	int is_main;         /* the main executable */
-	const char *name;    /* function (demangled), NULL if unknown */
-	uint64_t symaddr;    /* start of that function */
-	uint64_t offset;     /* addr - symaddr */
-	uint64_t size;       /* the function's size (0 if unknown) */
-	uint8_t cold;        /* addr is in NAME.cold, named NAME */
-	uint8_t plt;         /* addr is in a PLT section (.plt, .plt.sec, .plt.got) */
-	const char *file;    /* source file, NULL without debug info ... */
-	int line;            /* 0 if unknown ... (both filled only by
-				_stp_sym_lookup_line: it reads DWARF) */
+	uint64_t modoff;	   /* addr as an ELF vaddr of the module */
+	int is_main;		   /* the main executable */
+	const char *name;	   /* function (demangled), NULL if unknown */
+	uint64_t symaddr;	   /* start of that function */
+	uint64_t offset;	   /* addr - symaddr */
+	uint64_t size;		   /* the function's size (0 if unknown) */
+	uint8_t cold;		   /* addr is in NAME.cold, named NAME */
+	uint8_t plt;		   /* addr is in a PLT section (.plt, .plt.sec, .plt.got) */
+	const char *file;	   /* source file, NULL without debug info ... */
+	int line;		   /* 0 if unknown ... (both filled only by
+				      _stp_sym_lookup_line: it reads DWARF) */
 };
 
 struct _stp_symtab *_stp_sym_open(pid_t pid);

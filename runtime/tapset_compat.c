@@ -63,7 +63,7 @@ static int64_t as_bits(double d)
 static int is_signaling(int64_t v)
 {
 	return (v & FP_DEFAULT_NAN) == INT64_C(0x7FF0000000000000) &&
-	       (v & INT64_C(0x0007FFFFFFFFFFFF));
+	    (v & INT64_C(0x0007FFFFFFFFFFFF));
 }
 
 /* NaNs as SystemTap's softfloat gives them: a NaN operand comes through
@@ -202,7 +202,7 @@ int _stp_fp_from_string(const char *s, int64_t *out)
 	/* strtod rounds once; the digits beyond what a double holds only
 	 * move the last bit, so the long tail is cut with the exponent
 	 * adjusted (and the exponent clamped far beyond any double's). */
-	struct _stp_strbuf b = { 0 };
+	struct _stp_strbuf b = {0};
 	long long e = 0;
 	for (size_t i = 0; i < n_exp && e < 100000; i++)
 		e = e * 10 + (exp_digits[i] - '0');
@@ -285,7 +285,7 @@ void _stp_tz_name(char *dst, size_t len)
 
 int64_t _stp_proc_mem(struct _stp_context *c, int64_t pid, int what)
 {
-	long long f[7] = { 0 };
+	long long f[7] = {0};
 	char path[64];
 	FILE *fp;
 
@@ -298,8 +298,8 @@ int64_t _stp_proc_mem(struct _stp_context *c, int64_t pid, int what)
 	snprintf(path, sizeof path, "/proc/%lld/statm", (long long)pid);
 	if (!(fp = fopen(path, "re")))
 		return 0;
-	if (fscanf(fp, "%lld %lld %lld %lld %lld %lld", &f[0], &f[1], &f[2], &f[3], &f[4],
-		   &f[5]) != 6)
+	if (fscanf(fp, "%lld %lld %lld %lld %lld %lld", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]) !=
+	    6)
 		memset(f, 0, sizeof f);
 	fclose(fp);
 	switch (what) {
@@ -401,7 +401,8 @@ static int put_utf8(char *dst, int64_t room, uint32_t c)
 static int read_unit(struct _stp_context *c, uint64_t addr, int width, uint32_t *out)
 {
 	uint16_t u16;
-	int rc = width == 2 ? _stp_read_memory(c, addr, &u16, 2) : _stp_read_memory(c, addr, out, 4);
+	int rc =
+	    width == 2 ? _stp_read_memory(c, addr, &u16, 2) : _stp_read_memory(c, addr, out, 4);
 
 	if (width == 2)
 		*out = u16;
@@ -472,9 +473,9 @@ void _stp_ctx_print_regs(struct _stp_context *c)
 		 "R13: %016llx R14: %016llx R15: %016llx\n"
 		 "FS:  %016llx(%04llx) GS:%016llx(%04llx)\n"
 		 "CS:  %04llx DS: %04llx ES: %04llx SS: %04llx\n",
-		 r->rip, r->rsp, r->eflags, r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi,
-		 r->rbp, r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->fs_base,
-		 r->fs, r->gs_base, r->gs, r->cs, r->ds, r->es, r->ss);
+		 r->rip, r->rsp, r->eflags, r->rax, r->rbx, r->rcx, r->rdx, r->rsi, r->rdi, r->rbp,
+		 r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->fs_base, r->fs,
+		 r->gs_base, r->gs, r->cs, r->ds, r->es, r->ss);
 	_stp_print(c, buf);
 }
 
@@ -527,7 +528,8 @@ void _stp_timing_report(int n, struct _stp_stat **stats, const char *const (*tex
 				 (long long)_stp_stat_get(&c, stats[i], STP_MIN),
 				 (long long)_stp_stat_get(&c, stats[i], STP_AVG),
 				 (long long)_stp_stat_get(&c, stats[i], STP_MAX),
-				 (long long)_stp_stat_get(&c, stats[i], STP_VARIANCE), text[i][2], i);
+				 (long long)_stp_stat_get(&c, stats[i], STP_VARIANCE), text[i][2],
+				 i);
 			_stp_print(&c, line);
 		}
 		_stp_stat_free(stats[i]);

@@ -26,8 +26,8 @@ static int decode_char(const unsigned char *p, int64_t avail, unsigned *cp)
 			goto single;
 		v = (v << 6) | (p[i] & 0x3F);
 	}
-	if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF || v < 0x80 ||
-	    (n == 3 && v < 0x800) || (n == 4 && v < 0x10000))
+	if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF || v < 0x80 || (n == 3 && v < 0x800) ||
+	    (n == 4 && v < 0x10000))
 		goto single;
 	*cp = v;
 	return n;

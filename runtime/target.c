@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static pid_t child;           /* the -c command while not reaped */
-static int release_fd = -1;   /* write end holding the child before exec */
-static int pidfd = -1;        /* -x */
+static pid_t child;	    /* the -c command while not reaped */
+static int release_fd = -1; /* write end holding the child before exec */
+static int pidfd = -1;	    /* -x */
 
 static void child_exec(const char *cmd, char **words, int hold_fd)
 {
@@ -28,7 +28,7 @@ static void child_exec(const char *cmd, char **words, int hold_fd)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	_stp_signals_restore_caller();
 	if (read(hold_fd, &go, 1) != 1)
-		_exit(127);      /* the run ended before the command was to start */
+		_exit(127); /* the run ended before the command was to start */
 	close(hold_fd);
 	if (words)
 		execvp(words[0], words);
@@ -143,7 +143,7 @@ void _stp_target_finish(int verbose)
 	int status;
 
 	if (release_fd >= 0) {
-		close(release_fd);  /* a held child sees EOF and exits */
+		close(release_fd); /* a held child sees EOF and exits */
 		release_fd = -1;
 	}
 	if (child > 0) {

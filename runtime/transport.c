@@ -37,13 +37,13 @@ static int out_failed; /* the errno of the write that failed */
  * one handler's output is never split); with N, FILE.(n-N) goes when
  * FILE.n starts. A switch asked for takes effect at the next write. */
 static struct {
-	char *name;          /* FILE after strftime(3), NULL: stdout */
-	int64_t size_max;    /* bytes, 0: none */
-	int64_t nmax;        /* files kept, 0: all */
-	int64_t fnum;        /* number of the file being written */
-	int64_t written;     /* bytes in it */
-	int switch_after;    /* switch_file() in the running handler */
-	int switch_pending;  /* switch before the next write */
+	char *name;	    /* FILE after strftime(3), NULL: stdout */
+	int64_t size_max;   /* bytes, 0: none */
+	int64_t nmax;	    /* files kept, 0: all */
+	int64_t fnum;	    /* number of the file being written */
+	int64_t written;    /* bytes in it */
+	int switch_after;   /* switch_file() in the running handler */
+	int switch_pending; /* switch before the next write */
 } outf;
 
 /* write(2) until all is out, across EINTR, partial writes and a
@@ -56,7 +56,7 @@ int _stp_write_all(int fd, const char *buf, size_t len)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				struct pollfd p = { .fd = fd, .events = POLLOUT };
+				struct pollfd p = {.fd = fd, .events = POLLOUT};
 				poll(&p, 1, -1);
 				continue;
 			}

@@ -42,8 +42,7 @@ const char *token_describe(const struct token *t)
 	case TOK_EOF:
 		return "end of file";
 	case TOK_JUNK:
-		return t->junk == JUNK_CHAR ? xasprintf("junk '%s'", t->content)
-					    : "junk ''";
+		return t->junk == JUNK_CHAR ? xasprintf("junk '%s'", t->content) : "junk ''";
 	}
 	return "";
 }

@@ -48,7 +48,7 @@ static void print_string(struct strbuf *out, const struct expr *e, int fmt)
 static void print_components(struct strbuf *out, const struct expr *e)
 {
 	const struct tcomp *c;
-	vec_foreach(const struct tcomp *, c, &e->comps) {
+	vec_foreach (const struct tcomp *, c, &e->comps) {
 		if (c->kind == TC_MEMBER) {
 			sb_printf(out, "->%s", c->member);
 		} else if (c->kind == TC_INDEX_NUM) {
@@ -238,7 +238,7 @@ void print_block(struct strbuf *out, const struct stmt *s, unsigned flags)
 {
 	const struct stmt *c;
 	sb_puts(out, "{\n");
-	vec_foreach(const struct stmt *, c, &s->stmts) {
+	vec_foreach (const struct stmt *, c, &s->stmts) {
 		print_stmt_flags(out, c, flags);
 		sb_puts(out, ";\n");
 	}
@@ -402,11 +402,11 @@ void print_stapfile(struct strbuf *out, const struct stapfile *f)
 	const struct functiondecl *fn;
 
 	sb_printf(out, "# file %s\n", f->src->name);
-	vec_foreach(const struct embedded_block *, eb, &f->embeds)
+	vec_foreach (const struct embedded_block *, eb, &f->embeds)
 		sb_printf(out, "%%{%s%%}", eb->code);
-	vec_foreach(const struct vardecl *, v, &f->globals)
+	vec_foreach (const struct vardecl *, v, &f->globals)
 		print_global(out, v);
-	vec_foreach(const struct probe_alias *, a, &f->aliases) {
+	vec_foreach (const struct probe_alias *, a, &f->aliases) {
 		sb_puts(out, "probe ");
 		print_points(out, &a->alias_names, ", ");
 		sb_puts(out, a->epilogue ? " += " : " = ");
@@ -414,12 +414,12 @@ void print_stapfile(struct strbuf *out, const struct stapfile *f)
 		print_stmt(out, a->body);
 		sb_putc(out, '\n');
 	}
-	vec_foreach(const struct probe *, p, &f->probes) {
+	vec_foreach (const struct probe *, p, &f->probes) {
 		sb_puts(out, "probe ");
 		print_points(out, &p->points, ",");
 		print_stmt(out, p->body);
 		sb_putc(out, '\n');
 	}
-	vec_foreach(const struct functiondecl *, fn, &f->functions)
+	vec_foreach (const struct functiondecl *, fn, &f->functions)
 		print_function(out, fn);
 }

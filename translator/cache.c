@@ -52,7 +52,7 @@ static void sha1_block(struct sha1 *c, const unsigned char *p)
 	uint32_t w[80], a = c->h[0], b = c->h[1], d0 = c->h[2], d = c->h[3], e = c->h[4];
 	for (int i = 0; i < 16; i++)
 		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+		    (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
 	for (int i = 16; i < 80; i++)
 		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
 	for (int i = 0; i < 80; i++) {
@@ -120,12 +120,11 @@ static void put_file_id(struct sha1 *c, const char *tag, const char *path)
 {
 	struct stat st;
 	char *id = path && stat(path, &st) == 0
-		       ? xasprintf("%s %llu %llu %lld %lld.%09ld %lld.%09ld", path,
-				   (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-				   (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-				   st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
-				   st.st_ctim.tv_nsec)
-		       : xstrdup("none");
+	    ? xasprintf("%s %llu %llu %lld %lld.%09ld %lld.%09ld", path,
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			(long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+			(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec)
+	    : xstrdup("none");
 	put(c, tag, id);
 	free(id);
 }
@@ -139,7 +138,7 @@ static void put_module(struct sha1 *c, struct dwq_mod *m)
 	GElf_Addr vaddr;
 	const char *mainfile = NULL, *debugfile = NULL;
 	int n = dwfl_module_build_id(mod, &bits, &vaddr);
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	for (int i = 0; i < n; i++)
 		sb_printf(&b, "%02x", bits[i]);
 	put_file_id(c, "module", dwq_path(m));
@@ -333,8 +332,8 @@ int cache_lookup(struct session *s)
 	if (!intact) {
 		/* no sum: an entry of an older stap, or one left half written */
 		if (want)
-			fprintf(stderr, "WARNING: cached object '%s' is damaged: compiling it again\n",
-				so);
+			fprintf(stderr,
+				"WARNING: cached object '%s' is damaged: compiling it again\n", so);
 		else
 			debug(DBG_CACHE, "cache entry %s has no sum: compiling it again", so);
 		free(want);
@@ -434,7 +433,8 @@ void cache_store(struct session *s)
 		return; /* already stored */
 	char *text = entry_sum(s->c_file, s->object_file);
 	unlink(sum); /* the entry is whole again only once its sum is there */
-	if (text && store_one(s->c_file, c, 0600) == 0 && store_one(s->object_file, so, 0700) == 0 &&
+	if (text && store_one(s->c_file, c, 0600) == 0 &&
+	    store_one(s->object_file, so, 0700) == 0 &&
 	    store_data(text, strlen(text), sum, 0600) == 0) {
 		if (s->verbose >= 2)
 			fprintf(stderr, "Copying %s to %s\n", s->object_file, so);
@@ -457,7 +457,8 @@ int cache_clean(const struct session *s)
 	int n = 0;
 	while ((de = readdir(d))) {
 		const char *dot = strrchr(de->d_name, '.');
-		if (strncmp(de->d_name, "stap_", 5) || !dot || (strcmp(dot, ".c") && strcmp(dot, ".so")))
+		if (strncmp(de->d_name, "stap_", 5) || !dot ||
+		    (strcmp(dot, ".c") && strcmp(dot, ".so")))
 			continue;
 		char *path = xasprintf("%s/%s", s->cache_dir, de->d_name);
 		if (private_entry(path, 0) && unlink(path) == 0)

@@ -25,7 +25,8 @@ static int run(char *const argv[], const char *errfile)
 	}
 	if (pid == 0) {
 		_stp_signals_restore_caller();
-		int fd = errfile ? open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+		int fd =
+		    errfile ? open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
 		if (fd >= 0)
 			dup2(fd, STDERR_FILENO);
 		execvp(argv[0], argv);
@@ -97,8 +98,9 @@ int pass4_compile(struct session *s)
 	if (s->runtime_include_dir)
 		vec_push(&argv, xasprintf("-I%s", s->runtime_include_dir));
 	vec_foreach (struct define *, d, &s->defines)
-		vec_push(&argv, d->value ? xasprintf("-D%s=%s", d->name, d->value)
-					 : xasprintf("-D%s", d->name));
+		vec_push(&argv,
+			 d->value ? xasprintf("-D%s=%s", d->name, d->value)
+				  : xasprintf("-D%s", d->name));
 	const char *flag;
 	vec_foreach (const char *, flag, &s->cflags) /* -B FLAG, as SystemTap's dyninst mode */
 		vec_push(&argv, (void *)flag);

@@ -9,13 +9,13 @@
 static int n_parse, n_semantic, n_warnings;
 static int n_err_suppressed, n_warn_suppressed;
 static struct vec seen_errors, seen_warnings; /* keys: char * */
-static const struct source_file *last_file;  /* for ":L:C" elision */
+static const struct source_file *last_file;   /* for ":L:C" elision */
 
 /* Has KEY been seen? Records it. Verbose runs never suppress. */
 static int seen_before(struct vec *seen, const char *key)
 {
 	const char *k;
-	vec_foreach(const char *, k, seen)
+	vec_foreach (const char *, k, seen)
 		if (!strcmp(k, key))
 			return msg_verbose == 0;
 	vec_push(seen, xstrdup(key));
@@ -65,8 +65,8 @@ void diag_print_source(FILE *f, const char *prefix, const struct srcloc *loc)
 static void print_chain(FILE *f, const struct token *tok, const char *prefix)
 {
 	for (const struct token *c = tok ? tok->chain : NULL; c; c = c->chain) {
-		fprintf(f, "\tin expansion of macro: %s at %s\n",
-			token_describe(c), diag_loc_string(&c->loc));
+		fprintf(f, "\tin expansion of macro: %s at %s\n", token_describe(c),
+			diag_loc_string(&c->loc));
 		diag_print_source(f, prefix, &c->loc);
 	}
 }
@@ -80,8 +80,8 @@ static void print_msg(FILE *f, const char *label, const char *msg)
 	free(v);
 }
 
-static void parse_error(const struct token *tok, const char *label,
-			int check_seen, const char *fmt, va_list ap)
+static void parse_error(const struct token *tok, const char *label, int check_seen, const char *fmt,
+			va_list ap)
 {
 	char *msg = xvasprintf(fmt, ap);
 	n_parse++;
@@ -122,8 +122,7 @@ void diag_parse_error_at(const struct token *tok, const char *fmt, ...)
 	va_end(ap);
 }
 
-void diag_parse_error_full(const struct token *tok, int saw, int check_seen,
-			   const char *fmt, ...)
+void diag_parse_error_full(const struct token *tok, int saw, int check_seen, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -141,8 +140,8 @@ static void print_token_at(FILE *f, const struct token *tok)
 	last_file = file;
 }
 
-static void semantic(const char *site, const struct token *tok,
-		     const struct token *tok2, const char *fmt, va_list ap)
+static void semantic(const char *site, const struct token *tok, const struct token *tok2,
+		     const char *fmt, va_list ap)
 {
 	n_semantic++;
 	if (seen_before(&seen_errors, site)) {
@@ -175,8 +174,7 @@ void diag_semantic_error(const struct token *tok, const char *fmt, ...)
 	va_end(ap);
 }
 
-void diag_semantic_error_site(const char *site, const struct token *tok,
-			      const char *fmt, ...)
+void diag_semantic_error_site(const char *site, const struct token *tok, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -184,8 +182,7 @@ void diag_semantic_error_site(const char *site, const struct token *tok,
 	va_end(ap);
 }
 
-void diag_semantic_error2(const struct token *tok, const struct token *tok2,
-			  const char *fmt, ...)
+void diag_semantic_error2(const struct token *tok, const struct token *tok2, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -193,8 +190,7 @@ void diag_semantic_error2(const struct token *tok, const struct token *tok2,
 	va_end(ap);
 }
 
-static void warning(const char *site, const struct token *tok,
-		    const char *fmt, va_list ap)
+static void warning(const char *site, const struct token *tok, const char *fmt, va_list ap)
 {
 	if (msg_suppress_warnings)
 		return;
@@ -223,8 +219,7 @@ void diag_warning(const struct token *tok, const char *fmt, ...)
 	va_end(ap);
 }
 
-void diag_warning_site(const char *site, const struct token *tok,
-		       const char *fmt, ...)
+void diag_warning_site(const char *site, const struct token *tok, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

@@ -45,41 +45,37 @@
 #include "util.h"
 
 /* A parse error at TOK (an EOF token prints "saw: FILE EOF"). */
-void diag_parse_error(const struct token *tok, const char *fmt, ...)
-	STAP_PRINTF(2, 3);
+void diag_parse_error(const struct token *tok, const char *fmt, ...) STAP_PRINTF(2, 3);
 
 /* The same with "         at: " instead of "        saw: " (SystemTap uses
  * it for lexer and preprocessor errors and a few others). */
-void diag_parse_error_at(const struct token *tok, const char *fmt, ...)
-	STAP_PRINTF(2, 3);
+void diag_parse_error_at(const struct token *tok, const char *fmt, ...) STAP_PRINTF(2, 3);
 
 /* Either of the above (SAW picks the label); CHECK_SEEN: subject to the
  * "similar messages" suppression. */
-void diag_parse_error_full(const struct token *tok, int saw, int check_seen,
-			   const char *fmt, ...) STAP_PRINTF(4, 5);
+void diag_parse_error_full(const struct token *tok, int saw, int check_seen, const char *fmt, ...)
+    STAP_PRINTF(4, 5);
 
 /* A semantic error at TOK (NULL: message only, e.g. "no probes found"). */
-void diag_semantic_error(const struct token *tok, const char *fmt, ...)
-	STAP_PRINTF(2, 3);
+void diag_semantic_error(const struct token *tok, const char *fmt, ...) STAP_PRINTF(2, 3);
 
 /* The same, with suppression keyed on SITE (e.g. the unformatted message
  * pattern) instead of FMT: SystemTap suppresses repeats of the same
  * kind of error ("unresolved function foo", then "... bar") even when the
  * texts differ. */
-void diag_semantic_error_site(const char *site, const struct token *tok,
-			      const char *fmt, ...) STAP_PRINTF(3, 4);
-void diag_warning_site(const char *site, const struct token *tok,
-		       const char *fmt, ...) STAP_PRINTF(3, 4);
+void diag_semantic_error_site(const char *site, const struct token *tok, const char *fmt, ...)
+    STAP_PRINTF(3, 4);
+void diag_warning_site(const char *site, const struct token *tok, const char *fmt, ...)
+    STAP_PRINTF(3, 4);
 
 /* A semantic error naming two tokens: the second is printed after the
  * first's source line as "TOKEN-DESCRIPTION at FILE:L:C" + source + caret. */
-void diag_semantic_error2(const struct token *tok, const struct token *tok2,
-			  const char *fmt, ...) STAP_PRINTF(3, 4);
+void diag_semantic_error2(const struct token *tok, const struct token *tok2, const char *fmt, ...)
+    STAP_PRINTF(3, 4);
 
 /* "WARNING: MSG: TOKEN..." (TOK may be NULL: "WARNING: MSG").
  * Nothing is printed under -w (msg_suppress_warnings). */
-void diag_warning(const struct token *tok, const char *fmt, ...)
-	STAP_PRINTF(2, 3);
+void diag_warning(const struct token *tok, const char *fmt, ...) STAP_PRINTF(2, 3);
 
 /* Forget counts and seen messages (pass 1 calls it: a fuzz harness runs
  * many sessions in one process). */

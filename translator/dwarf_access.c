@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void dwv__add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n)
 {
 	if (k == DWV_OP_ADD && a->nops && a->ops[a->nops - 1].kind == DWV_OP_ADD) {
@@ -34,11 +33,11 @@ void dwv__add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n)
 int dwv__in_memory(const struct dwv_access *a)
 {
 	return a->nops > 0 || a->loc.kind == DWV_LOC_MEM || a->loc.kind == DWV_LOC_ADDR ||
-	       a->loc.kind == DWV_LOC_SCRIPT_ADDR;
+	    a->loc.kind == DWV_LOC_SCRIPT_ADDR;
 }
 
 int dwv__member_offset(Dwarf_Die *member, int64_t *off, int *bit_size, int *bit_offset,
-			 int type_size)
+		       int type_size)
 {
 	Dwarf_Attribute a;
 	Dwarf_Word w;
@@ -124,8 +123,8 @@ static void member_names(Dwarf_Die *agg, char *buf, size_t len)
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
-static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *member,
-		       char *err, size_t errlen)
+static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *member, char *err,
+		       size_t errlen)
 {
 	struct dwv_type t;
 	Dwarf_Die mdie;
@@ -161,13 +160,14 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 		const char *sn = dwv__die_name(&t.die);
 
 		member_names(&t.die, alts, sizeof alts);
-		dwq_seterr(err, errlen, "unable to find member '%s' for %s %s (alternatives: %s)", member,
-		       t.kind == DWV_T_UNION ? "union" : "struct", sn ? sn : "{...}", alts);
+		dwq_seterr(err, errlen, "unable to find member '%s' for %s %s (alternatives: %s)",
+			   member, t.kind == DWV_T_UNION ? "union" : "struct", sn ? sn : "{...}",
+			   alts);
 		return -1;
 	}
 	if (!dwv__in_memory(a)) {
 		dwq_seterr(err, errlen, "cannot access member '%s' of a value held in a register",
-		       member);
+			   member);
 		return -1;
 	}
 	dwv__add_op(a, DWV_OP_ADD, off);
@@ -181,8 +181,8 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 /* [N] (or [EXPR], the Ith step) on CUR_TYPE. SystemTap names the index
  * "[N]" or "[indexI]"; an aggregate or an element of unknown size is
  * reported at the variable (-2), anything else at the '[' (-1). */
-static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dwv_step *s,
-		      int i, char *err, size_t errlen)
+static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dwv_step *s, int i,
+		      char *err, size_t errlen)
 {
 	struct dwv_type t, et;
 	Dwarf_Die elem;
@@ -193,7 +193,8 @@ static int step_index(struct dwv_access *a, Dwarf_Die *cur_type, const struct dw
 	else
 		snprintf(idx, sizeof idx, "[%lld]", (long long)s->index);
 	dwv_resolve_type(cur_type, &t);
-	if ((t.kind != DWV_T_ARRAY && t.kind != DWV_T_POINTER) || dwv__die_type(&t.die, &elem) < 0) {
+	if ((t.kind != DWV_T_ARRAY && t.kind != DWV_T_POINTER) ||
+	    dwv__die_type(&t.die, &elem) < 0) {
 		char *tn = dwv_type_name(t.has_die ? &t.die : cur_type);
 		int agg = t.kind == DWV_T_STRUCT || t.kind == DWV_T_UNION;
 
@@ -320,7 +321,7 @@ int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, c
 	}
 	if (dwv__die_type(&fn, &out->type_die) < 0) {
 		dwq_seterr(err, errlen, "function '%s' does not return a value",
-		       dwv__die_name(&fn) ? dwv__die_name(&fn) : "?");
+			   dwv__die_name(&fn) ? dwv__die_name(&fn) : "?");
 		return -1;
 	}
 	n = dwfl_module_return_value_location(dwq_dwfl_module(m), &fn, &ops);
@@ -332,7 +333,9 @@ int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, c
 		out->loc.reg = (int)(ops[0].atom - DW_OP_breg0);
 		out->loc.offset = (int64_t)ops[0].number;
 	} else {
-		dwq_seterr(err, errlen, "cannot locate $return of this type (floating point or split into registers)");
+		dwq_seterr(
+		    err, errlen,
+		    "cannot locate $return of this type (floating point or split into registers)");
 		return -1;
 	}
 	out->name = strdup("return");
@@ -376,18 +379,21 @@ int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct
 			do {
 				const char *nm;
 
-				if (dwarf_tag(&c) != DW_TAG_variable || !dwarf_hasattr(&c, DW_AT_location))
+				if (dwarf_tag(&c) != DW_TAG_variable ||
+				    !dwarf_hasattr(&c, DW_AT_location))
 					continue;
 				nm = dwv__die_name(&c);
 				if (!nm || strcmp(nm, name))
 					continue;
 				if (dwv__locate(m, &cu, 0, &c, &out->loc) < 0 ||
-				    (out->loc.kind != DWV_LOC_ADDR && out->loc.kind != DWV_LOC_CONST))
+				    (out->loc.kind != DWV_LOC_ADDR &&
+				     out->loc.kind != DWV_LOC_CONST))
 					continue;
 				out->name = strdup(nm);
 				out->die = c;
 				out->has_type = dwv__die_type(&c, &out->type_die) == 0;
-				out->type_name = out->has_type ? dwv_type_name(&out->type_die) : strdup("void");
+				out->type_name =
+				    out->has_type ? dwv_type_name(&out->type_die) : strdup("void");
 				out->located = 1;
 				return 0;
 			} while (dwarf_siblingof(&c, &c) == 0);
@@ -395,7 +401,7 @@ int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct
 		off = next;
 	}
 	dwq_seterr(err, errlen, "unable to find global '%s' in %s%s%s", name, dwq_path(m),
-	       file ? ", in " : "", file ? file : "");
+		   file ? ", in " : "", file ? file : "");
 	return -1;
 }
 
@@ -407,7 +413,8 @@ static int type_matches(Dwarf_Die *d, const char *want_name, int want_tag)
 	const char *nm;
 
 	if (want_tag) {
-		if (tag != want_tag && !(want_tag == DW_TAG_structure_type && tag == DW_TAG_class_type))
+		if (tag != want_tag &&
+		    !(want_tag == DW_TAG_structure_type && tag == DW_TAG_class_type))
 			return 0;
 	} else if (tag != DW_TAG_typedef && tag != DW_TAG_base_type &&
 		   tag != DW_TAG_structure_type && tag != DW_TAG_class_type &&
@@ -433,7 +440,8 @@ static int search_types(Dwarf_Die *parent, const char *name, int tag, Dwarf_Die 
 			*out = c;
 			return 1;
 		}
-		if ((t == DW_TAG_namespace || t == DW_TAG_subprogram) && search_types(&c, name, tag, out, depth + 1))
+		if ((t == DW_TAG_namespace || t == DW_TAG_subprogram) &&
+		    search_types(&c, name, tag, out, depth + 1))
 			return 1;
 	} while (dwarf_siblingof(&c, &c) == 0);
 	return 0;

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 struct strv {
 	char **v;
 	int n, cap;
@@ -88,7 +87,8 @@ static void read_dynamic(const char *path, struct dyninfo *di)
 
 			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
 				break;
-			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH && dyn.d_tag != DT_RUNPATH)
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH &&
+			    dyn.d_tag != DT_RUNPATH)
 				continue;
 			s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
 			if (!s)
@@ -201,7 +201,7 @@ out:
 }
 
 static const char *const default_dirs =
-	"/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib";
+    "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib";
 
 /* One DT_NEEDED name, needed by an object whose own dynamic info is DI
  * and whose directory is ORIGIN. */
@@ -278,7 +278,8 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 	if (strchr(lib, '/')) {
 		found = is_file(lib) ? canon(lib) : NULL;
 		if (!found)
-			dwq_seterr(err, errlen, "cannot find library %s: %s", lib, strerror(ENOENT));
+			dwq_seterr(err, errlen, "cannot find library %s: %s", lib,
+				   strerror(ENOENT));
 		return found;
 	}
 	n = exe ? dwq_needed_closure(exe, &libs, err, errlen) : 0;
@@ -297,7 +298,7 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 	}
 	if (!found)
 		dwq_seterr(err, errlen, "cannot find library %s%s%s", lib, exe ? " needed by " : "",
-		       exe ? exe : "");
+			   exe ? exe : "");
 	return found;
 }
 

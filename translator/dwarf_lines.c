@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int file_matches(const char *pattern, const char *file)
 {
 	if (!pattern)
@@ -86,8 +85,7 @@ static void lines_in_func(struct dwq_mod *m, Dwarf_Die *fn, const char *fname,
 		}
 		file = dwarf_linesrc(l, NULL, NULL);
 		if (stmt && (s->line_any || (line >= s->line0 && line <= s->line1)) &&
-		    line != prev_line &&
-		    a != prev_addr && file_matches(s->file, file))
+		    line != prev_line && a != prev_addr && file_matches(s->file, file))
 			push(o, cap, dwq_dwarf_to_vaddr(m, a), fname, file, line);
 		prev_line = line;
 		prev_addr = a;
@@ -103,8 +101,8 @@ static int cmp_stmt(const void *a, const void *b)
 	return strcmp(x->func, y->func);
 }
 
-int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out,
-		   char *err, size_t errlen)
+int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
+		   size_t errlen)
 {
 	struct dwq_spec s;
 	struct dwq_funcs fs;
@@ -119,7 +117,8 @@ int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out,
 		return -1;
 	}
 	if (!dwq_has_dwarf(m)) {
-		dwq_seterr(err, errlen, "no debuginfo for %s: cannot resolve '%s'", dwq_path(m), spec);
+		dwq_seterr(err, errlen, "no debuginfo for %s: cannot resolve '%s'", dwq_path(m),
+			   spec);
 		dwq_spec_free(&s);
 		return -1;
 	}

@@ -131,9 +131,9 @@ char *dwl_function_pp(const char *process, const char *library, const struct dwq
 	return s;
 }
 
-int dwl_functions(struct dwq_mod *m, const char *process, const char *library,
-		  const char *spec, enum dwq_kind kind, int exported_only, const char *suffix,
-		  int with_vars, struct dwl_lines *out, char *err, size_t errlen)
+int dwl_functions(struct dwq_mod *m, const char *process, const char *library, const char *spec,
+		  enum dwq_kind kind, int exported_only, const char *suffix, int with_vars,
+		  struct dwl_lines *out, char *err, size_t errlen)
 {
 	struct dwq_funcs fs;
 	size_t cap = 0;
@@ -167,9 +167,8 @@ int dwl_functions(struct dwq_mod *m, const char *process, const char *library,
 	return 0;
 }
 
-int dwl_statements(struct dwq_mod *m, const char *process, const char *library,
-		   const char *spec, int with_vars, struct dwl_lines *out, char *err,
-		   size_t errlen)
+int dwl_statements(struct dwq_mod *m, const char *process, const char *library, const char *spec,
+		   int with_vars, struct dwl_lines *out, char *err, size_t errlen)
 {
 	struct dwq_stmts st;
 	size_t cap = 0;

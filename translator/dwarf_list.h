@@ -23,12 +23,11 @@ struct dwl_lines {
  * library's (M is then the library). SUFFIX is appended to every probe
  * point (".call", ".return", ".inline", ".exported" or ""); WITH_VARS
  * adds -L's variables ($return too for ".return"). */
-int dwl_functions(struct dwq_mod *m, const char *process, const char *library,
-		  const char *spec, enum dwq_kind kind, int exported_only, const char *suffix,
-		  int with_vars, struct dwl_lines *out, char *err, size_t errlen);
-int dwl_statements(struct dwq_mod *m, const char *process, const char *library,
-		   const char *spec, int with_vars, struct dwl_lines *out, char *err,
-		   size_t errlen);
+int dwl_functions(struct dwq_mod *m, const char *process, const char *library, const char *spec,
+		  enum dwq_kind kind, int exported_only, const char *suffix, int with_vars,
+		  struct dwl_lines *out, char *err, size_t errlen);
+int dwl_statements(struct dwq_mod *m, const char *process, const char *library, const char *spec,
+		   int with_vars, struct dwl_lines *out, char *err, size_t errlen);
 /* Markers: PROVIDER may be NULL (any; then not printed, as SystemTap
  * prints only the components the probe point had). */
 int dwl_marks(const char *path, const char *process, const char *library, const char *provider,

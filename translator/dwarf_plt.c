@@ -15,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 struct slot {
 	uint64_t got;
 	const char *name;
@@ -106,8 +105,7 @@ static void push_plt(struct dwq_plts *o, size_t *cap, const char *name, uint64_t
 /* Scan the stubs of one section: each stub of STRIDE bytes holds a
  * "jmp *disp32(%rip)" (ff 25), possibly after endbr64 or a bnd prefix. */
 static void scan_stubs(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t first, uint64_t stride,
-		       const struct slots *s, const char *pattern, struct dwq_plts *o,
-		       size_t *cap)
+		       const struct slots *s, const char *pattern, struct dwq_plts *o, size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	const unsigned char *b;
@@ -140,8 +138,8 @@ static int cmp_plt(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out,
-		    char *err, size_t errlen)
+int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out, char *err,
+		    size_t errlen)
 {
 	struct slots s = {0};
 	size_t cap = 0, shstrndx;

@@ -262,7 +262,8 @@ int dwv_pretty_scope(struct dwq_mod *m, uint64_t pc, enum dwv_which which, int s
 		if (suffix == 0 || !acc.type.has_die) {
 			if (acc.type.kind == DWV_T_STRUCT || acc.type.kind == DWV_T_UNION ||
 			    acc.type.kind == DWV_T_ARRAY || acc.type.kind == DWV_T_FLOAT) {
-				fputc('?', p.f); /* not a scalar: SystemTap prints these only with $ */
+				fputc('?',
+				      p.f); /* not a scalar: SystemTap prints these only with $ */
 			} else {
 				fputs("%#x", p.f);
 				pp_arg(&p, DWV_ARG_INT, &acc);

@@ -50,10 +50,10 @@ static char *dupstr(const char *s)
 static char *debuginfo_path;
 
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -82,7 +82,8 @@ static void load_dynsyms(struct dwq_mod *m)
 
 			if (!gelf_getsym(d, (int)i, &s))
 				break;
-			if (GELF_ST_TYPE(s.st_info) != STT_FUNC && GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC)
+			if (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
+			    GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC)
 				continue;
 			if (s.st_shndx == SHN_UNDEF || GELF_ST_BIND(s.st_info) == STB_LOCAL)
 				continue;
@@ -124,8 +125,7 @@ struct dwq_mod *dwq_open(const char *path, char *err, size_t errlen)
 		 * link opens, its target does not (proc_image.c) */
 		if (strncmp(path, "/proc/", 6) || strlen(path) >= sizeof real ||
 		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			dwq_seterr(err, errlen, "cannot find module %s: %s", path,
-				   strerror(errno));
+			dwq_seterr(err, errlen, "cannot find module %s: %s", path, strerror(errno));
 			return NULL;
 		}
 		close(fd);
@@ -182,11 +182,26 @@ void dwq_close(struct dwq_mod *m)
 	free(m);
 }
 
-const char *dwq_path(const struct dwq_mod *m) { return m->path; }
-int dwq_is_dyn(const struct dwq_mod *m) { return m->is_dyn; }
-int dwq_has_dwarf(const struct dwq_mod *m) { return m->has_dwarf; }
-Dwarf *dwq_dwarf(const struct dwq_mod *m) { return m->has_dwarf ? m->dw : NULL; }
-Dwfl_Module *dwq_dwfl_module(const struct dwq_mod *m) { return m->mod; }
+const char *dwq_path(const struct dwq_mod *m)
+{
+	return m->path;
+}
+int dwq_is_dyn(const struct dwq_mod *m)
+{
+	return m->is_dyn;
+}
+int dwq_has_dwarf(const struct dwq_mod *m)
+{
+	return m->has_dwarf;
+}
+Dwarf *dwq_dwarf(const struct dwq_mod *m)
+{
+	return m->has_dwarf ? m->dw : NULL;
+}
+Dwfl_Module *dwq_dwfl_module(const struct dwq_mod *m)
+{
+	return m->mod;
+}
 
 uint64_t dwq_dwarf_to_vaddr(const struct dwq_mod *m, Dwarf_Addr a)
 {
@@ -304,7 +319,7 @@ struct collect {
 	struct {
 		Dwarf_Off off;
 		char *scope;
-	} *decls;
+	} * decls;
 	size_t ndecls, capdecls;
 };
 
@@ -426,8 +441,7 @@ static uint64_t probe_after_prologue(struct collect *c, Dwarf_Die *die, Dwarf_Ad
 	Dwarf_Addr best = entry;
 	int n;
 
-	if (c->pmode == DWQ_PROLOGUE_NEVER ||
-	    (c->pmode == DWQ_PROLOGUE_AUTO && c->cu_optimized))
+	if (c->pmode == DWQ_PROLOGUE_NEVER || (c->pmode == DWQ_PROLOGUE_AUTO && c->cu_optimized))
 		return entry;
 	n = dwarf_entry_breakpoints(die, &bk);
 	/* keep it only inside the entry range (bad line tables exist) */
@@ -587,7 +601,8 @@ static void collect_symtab(struct collect *c)
 	for (int i = 1; i < n; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(c->m->mod, i, &s, &addr, NULL, NULL, NULL);
+		const char *name =
+		    dwfl_module_getsym_info(c->m->mod, i, &s, &addr, NULL, NULL, NULL);
 		struct dwq_func *f;
 		char *bare;
 
@@ -635,8 +650,8 @@ static int subprogram_at(struct dwq_mod *m, Dwarf_Addr pc, Dwarf_Die *out, int *
 		Dwarf_Addr e;
 		uint64_t sz;
 
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram && die_entry(&scopes[i], &e, &sz) == 0 &&
-		    e == pc - bias) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram &&
+		    die_entry(&scopes[i], &e, &sz) == 0 && e == pc - bias) {
 			*out = scopes[i];
 			found = 1;
 		}
@@ -676,7 +691,8 @@ static void collect_symtab_aliases(struct collect *c)
 	for (int i = 1; i < n; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(c->m->mod, i, &s, &addr, NULL, NULL, NULL);
+		const char *name =
+		    dwfl_module_getsym_info(c->m->mod, i, &s, &addr, NULL, NULL, NULL);
 		char *bare;
 		Dwarf_Die die;
 		int opt;
@@ -751,9 +767,8 @@ static void dedupe(struct dwq_funcs *o)
 	o->n = w;
 }
 
-int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind,
-		  enum dwq_prologue pmode, int exported_only, struct dwq_funcs *out,
-		  char *err, size_t errlen)
+int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind, enum dwq_prologue pmode,
+		  int exported_only, struct dwq_funcs *out, char *err, size_t errlen)
 {
 	struct collect c;
 

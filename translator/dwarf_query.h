@@ -60,18 +60,18 @@ enum dwq_kind {
 };
 
 struct dwq_func {
-	char *name;      /* DW_AT_name or the symbol's name */
-	char *qualname;  /* with C++ scopes (ns::Class::name), else = name */
-	char *linkage;   /* DW_AT_linkage_name (mangled) or NULL */
-	uint64_t entry;  /* vaddr of the first instruction */
-	uint64_t probe;  /* vaddr where a .function probe goes */
-	uint64_t size;   /* bytes of the entry range (0 if unknown) */
+	char *name;	 /* DW_AT_name or the symbol's name */
+	char *qualname;	 /* with C++ scopes (ns::Class::name), else = name */
+	char *linkage;	 /* DW_AT_linkage_name (mangled) or NULL */
+	uint64_t entry;	 /* vaddr of the first instruction */
+	uint64_t probe;	 /* vaddr where a .function probe goes */
+	uint64_t size;	 /* bytes of the entry range (0 if unknown) */
 	char *decl_file; /* absolute source file, NULL without DWARF */
-	int decl_line;   /* 0 if unknown */
-	int inlined;     /* an inline instance (entry = its entry pc) */
-	int exported;    /* named in .dynsym, defined, global or weak */
-	int has_dwarf;   /* 0: from the ELF symbol tables */
-	Dwarf_Off die;   /* DIE offset in dwq_dwarf() (0 without DWARF) */
+	int decl_line;	 /* 0 if unknown */
+	int inlined;	 /* an inline instance (entry = its entry pc) */
+	int exported;	 /* named in .dynsym, defined, global or weak */
+	int has_dwarf;	 /* 0: from the ELF symbol tables */
+	Dwarf_Off die;	 /* DIE offset in dwq_dwarf() (0 without DWARF) */
 };
 
 struct dwq_funcs {
@@ -83,7 +83,7 @@ struct dwq_funcs {
  * line_any: LINE was "*". */
 struct dwq_spec {
 	char *func;
-	char *file;   /* NULL if absent */
+	char *file; /* NULL if absent */
 	int line0, line1;
 	int line_any;
 };
@@ -94,9 +94,8 @@ void dwq_spec_free(struct dwq_spec *s);
  * fnmatch), sorted by entry address then name. exported_only keeps those
  * in .dynsym (.exported). A match of nothing is not an error here: OUT is
  * empty. */
-int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind,
-		  enum dwq_prologue pmode, int exported_only, struct dwq_funcs *out,
-		  char *err, size_t errlen);
+int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind, enum dwq_prologue pmode,
+		  int exported_only, struct dwq_funcs *out, char *err, size_t errlen);
 void dwq_funcs_free(struct dwq_funcs *f);
 
 /* .statement("FUNC@FILE:LINE"): the addresses where code for LINE starts
@@ -111,8 +110,8 @@ struct dwq_stmts {
 	struct dwq_stmt *v;
 	size_t n;
 };
-int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out,
-		   char *err, size_t errlen);
+int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
+		   size_t errlen);
 void dwq_stmts_free(struct dwq_stmts *s);
 
 /* .plt("PATTERN"): PLT entries (.plt, .plt.sec, .plt.got) of the
@@ -126,8 +125,8 @@ struct dwq_plts {
 	struct dwq_plt *v;
 	size_t n;
 };
-int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out,
-		    char *err, size_t errlen);
+int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out, char *err,
+		    size_t errlen);
 void dwq_plts_free(struct dwq_plts *p);
 
 /* .library("LIB") for the executable EXE: a path is taken as it is
@@ -153,6 +152,6 @@ void dwq_free_strv(char **v, int n);
 /* Format an error message into ERR (ERRLEN bytes); no-op when ERR is NULL.
  * Shared by the dwarf_*.c modules. */
 void dwq_seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif

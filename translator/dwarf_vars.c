@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const char *dwv__die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute a;
@@ -40,8 +39,9 @@ int dwv_resolve_type(Dwarf_Die *type, struct dwv_type *out)
 	for (int guard = 0; guard < 64; guard++) {
 		int tag = dwarf_tag(&d);
 
-		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
-		    tag == DW_TAG_restrict_type || tag == DW_TAG_atomic_type) {
+		if (tag == DW_TAG_typedef || tag == DW_TAG_const_type ||
+		    tag == DW_TAG_volatile_type || tag == DW_TAG_restrict_type ||
+		    tag == DW_TAG_atomic_type) {
 			if (dwv__die_type(&d, &d) < 0) {
 				out->kind = DWV_T_VOID;
 				return 0;
@@ -103,7 +103,8 @@ int dwv_resolve_type(Dwarf_Die *type, struct dwv_type *out)
 			if (dwarf_child(&d, &sub) == 0 && dwarf_tag(&sub) == DW_TAG_subrange_type) {
 				if (dwarf_formudata(dwarf_attr(&sub, DW_AT_count, &a), &w) == 0)
 					out->count = (int64_t)w;
-				else if (dwarf_formudata(dwarf_attr(&sub, DW_AT_upper_bound, &a), &w) == 0)
+				else if (dwarf_formudata(dwarf_attr(&sub, DW_AT_upper_bound, &a),
+							 &w) == 0)
 					out->count = (int64_t)w + 1;
 			}
 			return 0;
@@ -341,8 +342,9 @@ static int translate_expr(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_O
 		out->offset = (int64_t)dwq_dwarf_to_vaddr(m, e[0].number);
 		return 0;
 	}
-	if (stack_value && ((op >= DW_OP_lit0 && op <= DW_OP_lit31) ||
-			    (op >= DW_OP_const1u && op <= DW_OP_consts) || op == DW_OP_constu)) {
+	if (stack_value &&
+	    ((op >= DW_OP_lit0 && op <= DW_OP_lit31) ||
+	     (op >= DW_OP_const1u && op <= DW_OP_consts) || op == DW_OP_constu)) {
 		out->kind = DWV_LOC_CONST;
 		out->offset = op >= DW_OP_lit0 && op <= DW_OP_lit31 ? (int64_t)(op - DW_OP_lit0)
 								    : (int64_t)e[0].number;
@@ -351,8 +353,7 @@ static int translate_expr(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_O
 	return -1; /* pieces, entry values, implicit values, arithmetic */
 }
 
-int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var,
-		  struct dwv_loc *out)
+int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var, struct dwv_loc *out)
 {
 	Dwarf_Attribute a;
 	Dwarf_Op *expr;
@@ -379,7 +380,7 @@ int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var,
 struct scope_ctx {
 	Dwarf_Die *scopes;
 	int nscopes;
-	int fn_index;    /* innermost subprogram or inlined_subroutine */
+	int fn_index;	 /* innermost subprogram or inlined_subroutine */
 	int frame_index; /* innermost out-of-line subprogram (frame base) */
 	Dwarf_Die cu;
 };
@@ -469,8 +470,8 @@ fill:
 	v->located = dwv__locate(m, &sc->scopes[sc->frame_index], pc, die, &v->loc) == 0;
 }
 
-static void scope_children(struct dwv_vars *o, size_t *cap, struct dwq_mod *m,
-			   struct scope_ctx *sc, uint64_t pc, Dwarf_Die *scope, int want_tag)
+static void scope_children(struct dwv_vars *o, size_t *cap, struct dwq_mod *m, struct scope_ctx *sc,
+			   uint64_t pc, Dwarf_Die *scope, int want_tag)
 {
 	Dwarf_Die c;
 
@@ -540,8 +541,8 @@ static int find_in(Dwarf_Die *scope, const char *name, int params_too, Dwarf_Die
 	return 0;
 }
 
-int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out,
-		 char *err, size_t errlen)
+int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out, char *err,
+		 size_t errlen)
 {
 	struct scope_ctx sc;
 	Dwarf_Die die;
@@ -571,11 +572,11 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		if (o >= sizeof alts)
 			o = sizeof alts - 1;
 		dwq_seterr(err, errlen,
-		       "unable to find local '%s', [man error::dwarf] dieoffset %#" PRIx64
-		       " in %s, near pc %#" PRIx64 " in %s %s (%s%s%s",
-		       name, (uint64_t)dwarf_dieoffset(&sc.scopes[sc.fn_index]), dwq_path(m), pc,
-		       fname ? fname : "?", file ? file : "", o ? "alternatives: " : "<no alternatives>",
-		       alts, o ? "))" : ")");
+			   "unable to find local '%s', [man error::dwarf] dieoffset %#" PRIx64
+			   " in %s, near pc %#" PRIx64 " in %s %s (%s%s%s",
+			   name, (uint64_t)dwarf_dieoffset(&sc.scopes[sc.fn_index]), dwq_path(m),
+			   pc, fname ? fname : "?", file ? file : "",
+			   o ? "alternatives: " : "<no alternatives>", alts, o ? "))" : ")");
 		free(sc.scopes);
 		return -1;
 	}

@@ -16,11 +16,11 @@
 #include <stdint.h>
 
 enum dwv_loc_kind {
-	DWV_LOC_REG,   /* in register reg */
-	DWV_LOC_MEM,   /* in memory at reg + offset */
-	DWV_LOC_ADDR,  /* in memory at the module vaddr offset */
-	DWV_LOC_CONST, /* the value is offset (DW_OP_stack_value, implicit) */
-	DWV_LOC_VALUE, /* the value is reg + offset (breg ... stack_value) */
+	DWV_LOC_REG,	     /* in register reg */
+	DWV_LOC_MEM,	     /* in memory at reg + offset */
+	DWV_LOC_ADDR,	     /* in memory at the module vaddr offset */
+	DWV_LOC_CONST,	     /* the value is offset (DW_OP_stack_value, implicit) */
+	DWV_LOC_VALUE,	     /* the value is reg + offset (breg ... stack_value) */
 	DWV_LOC_SCRIPT_ADDR, /* @cast: in memory at the address the script gives */
 };
 
@@ -48,21 +48,21 @@ enum dwv_tkind {
 
 struct dwv_type {
 	enum dwv_tkind kind;
-	Dwarf_Die die;  /* the type DIE after stripping (valid if has_die) */
+	Dwarf_Die die; /* the type DIE after stripping (valid if has_die) */
 	int has_die;
-	int size;       /* bytes (pointer: 8) */
+	int size; /* bytes (pointer: 8) */
 	int is_signed;
-	int64_t count;  /* ARRAY: elements of the outermost dimension, -1 unknown */
+	int64_t count; /* ARRAY: elements of the outermost dimension, -1 unknown */
 };
 
 struct dwv_var {
 	char *name;
 	int is_param;
-	Dwarf_Die die;      /* DW_TAG_variable / DW_TAG_formal_parameter */
+	Dwarf_Die die;	    /* DW_TAG_variable / DW_TAG_formal_parameter */
 	Dwarf_Die type_die; /* its DW_AT_type (unstripped) */
 	int has_type;
-	char *type_name;    /* C spelling, as -L prints it ("char**") */
-	int located;        /* 1: loc is valid at the pc */
+	char *type_name; /* C spelling, as -L prints it ("char**") */
+	int located;	 /* 1: loc is valid at the pc */
 	struct dwv_loc loc;
 };
 
@@ -89,8 +89,8 @@ void dwv_vars_free(struct dwv_vars *v);
  * "(<no alternatives>)" when there are none); the caller appends
  * ": identifier '$x' at FILE:L:C". An unlocatable variable is an error too:
  * "not accessible at this address (pc: 0x...)". */
-int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out,
-		 char *err, size_t errlen);
+int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out, char *err,
+		 size_t errlen);
 void dwv_var_free(struct dwv_var *v);
 
 /* Resolve a type DIE (through typedefs, const, volatile, restrict). */
@@ -103,15 +103,15 @@ enum dwv_step_kind { DWV_STEP_MEMBER, DWV_STEP_INDEX, DWV_STEP_ADDROF };
 struct dwv_step {
 	enum dwv_step_kind kind;
 	const char *member; /* MEMBER */
-	int64_t index;      /* INDEX: a constant index */
+	int64_t index;	    /* INDEX: a constant index */
 	int index_dynamic;  /* INDEX: the index is computed at run time */
 };
 
 /* The operations of an access, applied in order to the location. */
 enum dwv_op_kind {
 	DWV_OP_LOAD_PTR, /* fetch the pointer the location holds: new location = memory at it */
-	DWV_OP_ADD,      /* location (in memory) += n */
-	DWV_OP_INDEX,    /* location (in memory) += n * (the run-time index) */
+	DWV_OP_ADD,	 /* location (in memory) += n */
+	DWV_OP_INDEX,	 /* location (in memory) += n * (the run-time index) */
 };
 struct dwv_op {
 	enum dwv_op_kind kind;
@@ -122,8 +122,8 @@ struct dwv_access {
 	struct dwv_loc loc; /* where to start */
 	struct dwv_op *ops;
 	int nops;
-	int addr_of;        /* the result is the final location's address */
-	struct dwv_type type; /* of the final value */
+	int addr_of;		  /* the result is the final location's address */
+	struct dwv_type type;	  /* of the final value */
 	int bit_size, bit_offset; /* bit-fields (bit_size 0: not one) */
 	char *type_name;
 };
@@ -163,9 +163,9 @@ int dwv_cast_access(struct dwq_mod *m, Dwarf_Die *type, const struct dwv_step *s
 /* Pretty-printing: a format (SystemTap printf syntax) and its arguments.
  * Argument kinds tell the generated code how to fetch each value. */
 enum dwv_arg_kind {
-	DWV_ARG_INT,     /* read the access as an integer (size, signedness) */
-	DWV_ARG_STRING,  /* the access is a char*: user_string_quoted of it */
-	DWV_ARG_CHARS,   /* the access is a char[N] in memory: quoted string */
+	DWV_ARG_INT,	/* read the access as an integer (size, signedness) */
+	DWV_ARG_STRING, /* the access is a char*: user_string_quoted of it */
+	DWV_ARG_CHARS,	/* the access is a char[N] in memory: quoted string */
 };
 struct dwv_parg {
 	enum dwv_arg_kind kind;

@@ -8,8 +8,7 @@
 const char *dwv__die_name(Dwarf_Die *die);
 int dwv__die_type(Dwarf_Die *die, Dwarf_Die *type);
 /* The location of VAR at PC; FN is the out-of-line function (frame base). */
-int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var,
-		struct dwv_loc *out);
+int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var, struct dwv_loc *out);
 void dwv__add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n);
 int dwv__in_memory(const struct dwv_access *a);
 int dwv__member_offset(Dwarf_Die *member, int64_t *off, int *bit_size, int *bit_offset,

@@ -14,8 +14,8 @@
 static const struct probe_kind_ops *builtin_kind(const char *name)
 {
 	static const struct probe_kind_ops *const base[] = {
-	    &probes_begin_ops, &probes_end_ops,	  &probes_error_ops,
-	    &probes_never_ops, &probes_timer_ops, &probes_process_ops, &probes_dcg_ops,
+	    &probes_begin_ops, &probes_end_ops,	    &probes_error_ops, &probes_never_ops,
+	    &probes_timer_ops, &probes_process_ops, &probes_dcg_ops,
 	};
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		if (!strcmp(base[i]->name, name))
@@ -556,7 +556,8 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 				int k = derive_point(st, np, ap, nchain,
 						     and_conditions(pp->condition, cond), err);
 				st->active.n--;
-				if (k < 0 && (!ap->optional || c->alias_expansions > MAX_ALIAS_EXPANSIONS)) {
+				if (k < 0 &&
+				    (!ap->optional || c->alias_expansions > MAX_ALIAS_EXPANSIONS)) {
 					/* Each level says where it failed. */
 					report(c, ap, err);
 					pp_fail(err, NULL, "no match");
@@ -575,7 +576,8 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_error *err)
 {
 	/* what works here: no kernel probe is suggested */
-	static const char *const builtins[] = {"begin", "end", "error", "never", "timer", "process"};
+	static const char *const builtins[] = {"begin", "end",	 "error",
+					       "never", "timer", "process"};
 	struct vec names = {0};
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
 		vec_push(&names, (void *)builtins[i]);

@@ -126,10 +126,8 @@ static int foreach_stmt(struct stmt *s, void *arg)
 	if (s->kind != S_FOREACH || !s->array || s->array->kind != E_SYMBOL || !s->array->var)
 		return 0;
 	/* 'foreach (k in a @sum -)' orders by an aggregate: a must be stats. */
-	if (s->sort_aggr && s->array->var->type != T_STATS &&
-	    s->array->var->type != T_UNKNOWN)
-		elab_error(c, s->array->tok, "invalid type %s",
-			   exp_type_name(s->array->var->type));
+	if (s->sort_aggr && s->array->var->type != T_STATS && s->array->var->type != T_UNKNOWN)
+		elab_error(c, s->array->tok, "invalid type %s", exp_type_name(s->array->var->type));
 	struct fe_ctx fc = {c, s->array->var};
 	walk_stmt(s->body, fe_stmt, fe_expr, &fc);
 	return 0;
@@ -223,7 +221,7 @@ static int stats_stmt(struct stmt *s, void *arg)
  * matches it), giving the same messages at the same positions. */
 struct re_check {
 	const char *s;
-	int len, pos;   /* pos: the error's position */
+	int len, pos; /* pos: the error's position */
 	char msg[160];
 };
 
@@ -243,13 +241,12 @@ static int re_fail(struct re_check *r, int pos, const char *fmt, ...)
 
 static int re_named_class(struct re_check *r, int i, int *next)
 {
-	static const char *const names[] = {"alpha", "digit", "alnum", "upper",
-					    "lower", "space", "blank", "punct",
-					    "xdigit", "cntrl", "print", "graph"};
+	static const char *const names[] = {"alpha", "digit", "alnum",	"upper", "lower", "space",
+					    "blank", "punct", "xdigit", "cntrl", "print", "graph"};
 	const char *end = strstr(r->s + i + 2, ":]");
 	if (!end || end - r->s + 2 >= r->len)
-		return re_fail(r, r->len, "unclosed character class '%.*s'",
-			       r->len - 1 - i, r->s + i);
+		return re_fail(r, r->len, "unclosed character class '%.*s'", r->len - 1 - i,
+			       r->s + i);
 	int n = (int)(end - (r->s + i + 2));
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
 		if ((int)strlen(names[k]) == n && !strncmp(names[k], r->s + i + 2, (size_t)n)) {
@@ -277,8 +274,8 @@ static int re_class(struct re_check *r, int i)
 		}
 		if (j + 2 < r->len && r->s[j + 1] == '-' && r->s[j + 2] != ']') {
 			if ((unsigned char)r->s[j] > (unsigned char)r->s[j + 2])
-				return re_fail(r, j + 3, "Inverted character range %c-%c",
-					       r->s[j], r->s[j + 2]);
+				return re_fail(r, j + 3, "Inverted character range %c-%c", r->s[j],
+					       r->s[j + 2]);
 			j += 3;
 			continue;
 		}
@@ -426,8 +423,8 @@ static int regex_expr(struct expr *e, void *arg)
 	/* SystemTap counts every later regex error as a similar message. */
 	elab_count_error(c);
 	if (r.pos < 0)
-		diag_semantic_error_site("regex class", e->right->tok, "regex compilation error: %s",
-					 r.msg);
+		diag_semantic_error_site("regex class", e->right->tok,
+					 "regex compilation error: %s", r.msg);
 	else
 		diag_semantic_error_site("regex", e->right->tok,
 					 "regex compilation error (at position %d): %s", r.pos,

@@ -84,9 +84,8 @@ static int dcg_expr(struct expr *e, void *arg)
 		if (w->check_only)
 			return 0;
 		if (strcmp(e->op, "=")) {
-			elab_error(w->c, tok,
-				   "%s only takes a plain assignment ('='), not '%s'", DCG_NAME,
-				   e->op);
+			elab_error(w->c, tok, "%s only takes a plain assignment ('='), not '%s'",
+				   DCG_NAME, e->op);
 			to_number(e);
 			return 1;
 		}

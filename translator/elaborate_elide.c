@@ -14,10 +14,10 @@ struct el {
 	struct elab *c;
 	int round;
 	int changed;
-	int mult;	       /* derived probes sharing the body walked */
+	int mult;		 /* derived probes sharing the body walked */
 	struct functiondecl *fn; /* the function whose body is walked */
-	struct vec impure_fns; /* functiondecl *: find_impure's verdict */
-	struct vec warned_fns; /* functiondecl * reported side-effect free */
+	struct vec impure_fns;	 /* functiondecl *: find_impure's verdict */
+	struct vec warned_fns;	 /* functiondecl * reported side-effect free */
 };
 
 /* ---- purity ---- */
@@ -179,8 +179,8 @@ static void find_impure(struct el *el)
 			if (in_vec(&el->impure_fns, fd))
 				continue;
 			int pure = fd->body && fd->body->kind == S_EMBEDDED
-					   ? fd->body->code && strstr(fd->body->code, "/* pure */")
-					   : stmt_pure(el, fd->body);
+			    ? fd->body->code && strstr(fd->body->code, "/* pure */")
+			    : stmt_pure(el, fd->body);
 			if (!pure) {
 				vec_push(&el->impure_fns, fd);
 				more = 1;
@@ -422,7 +422,7 @@ static int reduce_stmt(struct el *el, struct stmt *s);
 static int jumps(const struct stmt *s)
 {
 	return s->kind == S_NEXT || s->kind == S_RETURN || s->kind == S_BREAK ||
-	       s->kind == S_CONTINUE;
+	    s->kind == S_CONTINUE;
 }
 
 static void reduce_block(struct el *el, struct stmt *b)
@@ -484,7 +484,7 @@ static int reduce_stmt(struct el *el, struct stmt *s)
 		if (reduce_stmt(el, s->body))
 			s->body = stmt_new(S_BLOCK, s->tok);
 		return empty_stmt(s->body) && !s->init && !s->incr &&
-		       (!s->cond || expr_pure(el, s->cond));
+		    (!s->cond || expr_pure(el, s->cond));
 	case S_TRY:
 		/* An unread catch variable is dropped. */
 		if (s->catch_var && s->catch_var->var && !s->catch_var->var->read) {

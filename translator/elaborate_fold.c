@@ -168,8 +168,9 @@ static int fold_expr_cb(struct expr *e, void *arg)
 		break;
 	case E_TERNARY:
 		/* Mixed literal types are left for type checking to report. */
-		if (is_num(e->cond) && !((is_num(e->left) && is_str(e->right)) ||
-					 (is_str(e->left) && is_num(e->right)))) {
+		if (is_num(e->cond) &&
+		    !((is_num(e->left) && is_str(e->right)) ||
+		      (is_str(e->left) && is_num(e->right)))) {
 			*e = e->cond->num ? *e->left : *e->right;
 			*changed = 1;
 		}
@@ -229,7 +230,7 @@ static int fold_stmt_cb(struct stmt *s, void *arg)
 static int is_jump(const struct stmt *s)
 {
 	return s->kind == S_NEXT || s->kind == S_RETURN || s->kind == S_BREAK ||
-	       s->kind == S_CONTINUE;
+	    s->kind == S_CONTINUE;
 }
 
 static int dead_code_cb(struct stmt *s, void *arg)

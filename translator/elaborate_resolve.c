@@ -171,11 +171,12 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 	if (!find_functions(c, e->str, e->args.n, from, &e->referents, &last)) {
 		if (!last && !strncmp(e->str, "json_", 5))
 			/* SystemTap's JSON tapset (linux/json.stp) */
-			elab_error(c, e->tok,
-				   "unresolved function %s: SystemTap's JSON tapset serves its data "
-				   "through a procfs probe (/proc/systemtap/MODULE/json), which needs "
-				   "the kernel: this implementation traces user space only",
-				   e->str);
+			elab_error(
+			    c, e->tok,
+			    "unresolved function %s: SystemTap's JSON tapset serves its data "
+			    "through a procfs probe (/proc/systemtap/MODULE/json), which needs "
+			    "the kernel: this implementation traces user space only",
+			    e->str);
 		else if (!last)
 			elab_error(c, e->tok, "unresolved function %s%s", e->str,
 				   function_suggestions(c, e->str));
@@ -199,8 +200,8 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 
 static int is_target_expr(const struct expr *e)
 {
-	return e && (e->kind == E_TARGET || e->kind == E_CAST || e->kind == E_ATVAR ||
-		     e->kind == E_ENTRY);
+	return e &&
+	    (e->kind == E_TARGET || e->kind == E_CAST || e->kind == E_ATVAR || e->kind == E_ENTRY);
 }
 
 static void resolve_expr(struct rctx *rc, struct expr *e);
@@ -290,8 +291,10 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 		/* as SystemTap's delete visitor: the leftmost operand of an
 		 * expression is what is deleted; a literal or a call cannot be */
 		struct expr *v = s->value;
-		while (v && (v->kind == E_BINARY || v->kind == E_CONCAT || v->kind == E_LOGICAL ||
-			     v->kind == E_COMPARE) && v->left)
+		while (v &&
+		       (v->kind == E_BINARY || v->kind == E_CONCAT || v->kind == E_LOGICAL ||
+			v->kind == E_COMPARE) &&
+		       v->left)
 			v = v->left;
 		if (v && (v->kind == E_NUMBER || v->kind == E_STRING || v->kind == E_CALL))
 			elab_error(rc->c, v->tok, "invalid operand of delete expression");

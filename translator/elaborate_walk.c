@@ -138,4 +138,3 @@ struct probe *elab_copy_probe(const struct probe *p, struct stmt *body)
 	n->body = body;
 	return n;
 }
-

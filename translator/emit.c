@@ -261,9 +261,9 @@ static void emit_init_globals(struct emitter *E, struct strbuf *o)
 					  variance_shift(E, v));
 			sb_puts(o, "\t}\n");
 		} else if (v->type == T_STRING) {
-			const char *val = gs					 ? gs->value
-					  : v->init && v->init->kind == E_STRING ? v->init->str
-										 : "";
+			const char *val = gs			   ? gs->value
+			    : v->init && v->init->kind == E_STRING ? v->init->str
+								   : "";
 			sb_printf(o, "\t_stp_strlcpy(%s, %s, MAXSTRINGLEN);\n", n, emit_cstr(val));
 		} else {
 			int64_t val = 0;
@@ -377,8 +377,9 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 	if (embedded) {
 		sb_puts(defs, sb_str(&body));
 	} else {
-		sb_puts(defs, "\tif (c->actionremaining <= 0) {\n"
-			      "\t\tc->last_error = \"MAXACTION exceeded\";\n\t\tgoto out;\n\t}\n");
+		sb_puts(defs,
+			"\tif (c->actionremaining <= 0) {\n"
+			"\t\tc->last_error = \"MAXACTION exceeded\";\n\t\tgoto out;\n\t}\n");
 		sb_puts(defs, code);
 		sb_puts(defs, "\tgoto out;\nx_do_next: __attribute__((unused));\n\tx_next = 1;\n");
 	}
@@ -421,8 +422,9 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	/* begin/end/error probes run "with interrupts enabled" in SystemTap's
 	 * terms and get the larger budget. */
 	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n",
-		  dp->kind == PK_TIMER || dp->kind >= PK_PROCESS_FUNCTION ? "MAXACTION"
-									      : "MAXACTION_INTERRUPTIBLE");
+		  dp->kind == PK_TIMER || dp->kind >= PK_PROCESS_FUNCTION
+		      ? "MAXACTION"
+		      : "MAXACTION_INTERRUPTIBLE");
 	sb_puts(defs, code);
 	sb_puts(defs, "out: __attribute__((unused));\n");
 	/* --suppress-handler-errors: the error is counted, not printed, and
@@ -448,19 +450,20 @@ static void emit_timing(struct emitter *E, struct strbuf *o)
 	vec_foreach (struct derived_probe *, dp, &s->probes) {
 		const struct token *t = dp_timing_tok(dp);
 		char *pp = dp_full_pp(dp), *from = dp_derivation(dp);
-		char *loc = t && t->loc.file ? xasprintf("%s:%d:%d", t->loc.file->name,
-							 t->loc.line, t->loc.col)
-					     : xstrdup("");
+		char *loc = t && t->loc.file
+		    ? xasprintf("%s:%d:%d", t->loc.file->name, t->loc.line, t->loc.col)
+		    : xstrdup("");
 		sb_printf(o, "\t{ %s, %s, %s },\n", emit_cstr(pp), emit_cstr(loc), emit_cstr(from));
 		free(pp);
 		free(from);
 		free(loc);
 	}
-	sb_puts(o, "};\n"
-		   "static void x_timing_add(int i, int64_t t0)\n{\n"
-		   "\tif (!x_timing[i])\n\t\tx_timing[i] = _stp_stat_new(0);\n"
-		   "\tif (x_timing[i])\n"
-		   "\t\t_stp_stat_add(x_timing[i], _stp_gettime_ns(1) - t0);\n}\n\n");
+	sb_puts(o,
+		"};\n"
+		"static void x_timing_add(int i, int64_t t0)\n{\n"
+		"\tif (!x_timing[i])\n\t\tx_timing[i] = _stp_stat_new(0);\n"
+		"\tif (x_timing[i])\n"
+		"\t\t_stp_stat_add(x_timing[i], _stp_gettime_ns(1) - t0);\n}\n\n");
 }
 
 static const char *probe_kind_name(enum probe_kind k)
@@ -595,21 +598,25 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 	sb_puts(o, "#include \"stap_runtime.h\"\n\n");
 	/* --suppress-time-limits: no statement budget, -D MAXACTION or not */
 	if (E->s->suppress_time_limits)
-		sb_puts(o, "#undef MAXACTION\n#define MAXACTION (INT64_MAX / 16)\n"
-			   "#undef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE MAXACTION\n");
-	sb_puts(o, "#ifndef MAXSTRINGLEN\n#define MAXSTRINGLEN 512\n#endif\n"
-		   "#ifndef MAXACTION\n#define MAXACTION 1000\n#endif\n"
-		   "#ifndef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE (MAXACTION * "
-		   "10)\n#endif\n"
-		   "#ifndef MAXMAPENTRIES\n#define MAXMAPENTRIES 2048\n#endif\n"
-		   "#ifndef MAXERRORS\n#define MAXERRORS 0\n#endif\n"
-		   "#ifndef MAXSKIPPED\n#define MAXSKIPPED 100\n#endif\n"
-		   "#ifndef MAXTRYCATCH\n#define MAXTRYCATCH 1000\n#endif\n"
-		   "#ifndef HIST_WIDTH\n#define HIST_WIDTH 50\n#endif\n"
-		   "#ifndef HIST_ELISION\n#define HIST_ELISION 2\n#endif\n");
+		sb_puts(
+		    o,
+		    "#undef MAXACTION\n#define MAXACTION (INT64_MAX / 16)\n"
+		    "#undef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE MAXACTION\n");
+	sb_puts(o,
+		"#ifndef MAXSTRINGLEN\n#define MAXSTRINGLEN 512\n#endif\n"
+		"#ifndef MAXACTION\n#define MAXACTION 1000\n#endif\n"
+		"#ifndef MAXACTION_INTERRUPTIBLE\n#define MAXACTION_INTERRUPTIBLE (MAXACTION * "
+		"10)\n#endif\n"
+		"#ifndef MAXMAPENTRIES\n#define MAXMAPENTRIES 2048\n#endif\n"
+		"#ifndef MAXERRORS\n#define MAXERRORS 0\n#endif\n"
+		"#ifndef MAXSKIPPED\n#define MAXSKIPPED 100\n#endif\n"
+		"#ifndef MAXTRYCATCH\n#define MAXTRYCATCH 1000\n#endif\n"
+		"#ifndef HIST_WIDTH\n#define HIST_WIDTH 50\n#endif\n"
+		"#ifndef HIST_ELISION\n#define HIST_ELISION 2\n#endif\n");
 	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
-	sb_puts(o, "#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
-		   "#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");
+	sb_puts(o,
+		"#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
+		"#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");
 }
 
 static int write_c(struct session *s, const char *text)
@@ -652,7 +659,8 @@ int pass3_translate(struct session *s)
 	E.o = &out;
 	emit_prologue(&E, &out);
 	vec_foreach (struct embedded_block *, eb, &s->embeds) {
-		sb_printf(&out, "/* %%{ from %s */\n", emit_comment(eb->file ? eb->file->name : "?"));
+		sb_printf(&out, "/* %%{ from %s */\n",
+			  emit_comment(eb->file ? eb->file->name : "?"));
 		sb_puts(&out, eb->code);
 		sb_puts(&out, "\n");
 	}
@@ -677,9 +685,9 @@ int pass3_translate(struct session *s)
 		sb_puts(&out, "static const struct _stp_probe x_probes[] = {\n");
 		vec_foreach (struct derived_probe *, dp, &s->probes) {
 			const struct token *t = dp->probe ? dp->probe->tok : NULL;
-			char *loc = t && t->loc.file ? xasprintf("%s:%d:%d", t->loc.file->name,
-								 t->loc.line, t->loc.col)
-						     : xstrdup("");
+			char *loc = t && t->loc.file
+			    ? xasprintf("%s:%d:%d", t->loc.file->name, t->loc.line, t->loc.col)
+			    : xstrdup("");
 			char *pp = dp_full_pp(dp);
 			int64_t seq = dp->entry_of ? dp->entry_of->id : dp->sequence;
 			/* begin(-9223372036854775808) (probe init): no literal

@@ -19,17 +19,21 @@ void emit_embedded_body(struct emitter *E, const struct functiondecl *f)
 	vec_foreach (struct vardecl *, p, &f->formals)
 		emit_raw(E, "#define STAP_ARG_%s (%s)\n", p->name, emit_var(p));
 	if (str)
-		emit_raw(E, "#define STAP_RETURN(v) do { _stp_strlcpy(STAP_RETVALUE, (v), "
-			    "MAXSTRINGLEN); goto out; } while (0)\n");
+		emit_raw(E,
+			 "#define STAP_RETURN(v) do { _stp_strlcpy(STAP_RETVALUE, (v), "
+			 "MAXSTRINGLEN); goto out; } while (0)\n");
 	else
-		emit_raw(E, "#define STAP_RETURN(v) do { STAP_RETVALUE = (int64_t)(v); goto out; } "
-			    "while (0)\n");
-	emit_raw(E, "#define STAP_ERROR(...) do { _stp_error(CONTEXT, __VA_ARGS__); goto out; } "
-		    "while (0)\n");
+		emit_raw(E,
+			 "#define STAP_RETURN(v) do { STAP_RETVALUE = (int64_t)(v); goto out; } "
+			 "while (0)\n");
+	emit_raw(E,
+		 "#define STAP_ERROR(...) do { _stp_error(CONTEXT, __VA_ARGS__); goto out; } "
+		 "while (0)\n");
 	emit_raw(E, "#define STAP_NEXT do { x_next = 1; goto out; } while (0)\n");
 	emit_raw(E, "#define return goto out\n\t{\n");
 	paste(E, f->body->code);
-	emit_raw(E, "\t}\n#undef return\n#undef STAP_NEXT\n#undef STAP_ERROR\n#undef STAP_RETURN\n");
+	emit_raw(E,
+		 "\t}\n#undef return\n#undef STAP_NEXT\n#undef STAP_ERROR\n#undef STAP_RETURN\n");
 	vec_foreach (struct vardecl *, p, &f->formals)
 		emit_raw(E, "#undef STAP_ARG_%s\n", p->name);
 	emit_raw(E, "#undef STAP_RETVALUE\n");

@@ -46,7 +46,7 @@ int emit_has_side_effects(const struct expr *e)
 		if (emit_has_side_effects(x))
 			return 1;
 	return emit_has_side_effects(e->left) || emit_has_side_effects(e->right) ||
-	       emit_has_side_effects(e->cond) || emit_has_side_effects(e->base);
+	    emit_has_side_effects(e->cond) || emit_has_side_effects(e->base);
 }
 
 /* A string value that stays valid while other operands are evaluated. */
@@ -471,8 +471,8 @@ static void incdec(struct emitter *E, const struct expr *e)
 /* One overload's run: the arguments (evaluated once, in a<id>_<i>)
  * copied into its frame, the call, the error check, the result into
  * rv<id> (strings: the callee writes the string temporary T). */
-static void call_one(struct emitter *E, const struct expr *e, const struct functiondecl *f,
-		     int id, int k, const char *t)
+static void call_one(struct emitter *E, const struct expr *e, const struct functiondecl *f, int id,
+		     int k, const char *t)
 {
 	const char *fn = emit_fname(f);
 	int n = e->args.n < f->formals.n ? e->args.n : f->formals.n;

@@ -93,7 +93,9 @@ void emit_print(struct emitter *E, const struct expr *e)
 			 * it: the second is counted as a similar message. */
 			if (a->type == T_STATS || a->kind == E_HIST)
 				for (int k = 0; k < 2; k++)
-					emit_error(E, a->tok, "print format actual argument evaluation type unsupported");
+					emit_error(E, a->tok,
+						   "print format actual argument evaluation type "
+						   "unsupported");
 			sb_puts(&fmt, a->type == T_STRING ? "%s" : "%d");
 		}
 	}

@@ -89,8 +89,7 @@ static void if_stmt(struct emitter *E, const struct stmt *st)
 
 /* A loop's body, where break and continue go to brk and cont; then the
  * cont label. */
-static void loop_body(struct emitter *E, const struct stmt *body, const char *brk,
-		      const char *cont)
+static void loop_body(struct emitter *E, const struct stmt *body, const char *brk, const char *cont)
 {
 	const char *ob = E->brk_label, *oc = E->cont_label;
 
@@ -174,8 +173,8 @@ static void foreach_hist(struct emitter *E, const struct stmt *st)
  * SystemTap's default is @count. */
 static const char *sort_stat_op(const char *aggr)
 {
-	static const char *const map[][2] = {{"@sum", "STP_SUM"}, {"@min", "STP_MIN"},
-					     {"@max", "STP_MAX"}, {"@avg", "STP_AVG"}};
+	static const char *const map[][2] = {
+	    {"@sum", "STP_SUM"}, {"@min", "STP_MIN"}, {"@max", "STP_MAX"}, {"@avg", "STP_AVG"}};
 	for (size_t i = 0; aggr && i < sizeof map / sizeof *map; i++)
 		if (!strcmp(aggr, map[i][0]))
 			return map[i][1];
@@ -216,8 +215,7 @@ static void foreach_stmt(struct emitter *E, const struct stmt *st)
 	int column = st->sort_direction == 0 ? -1 : st->sort_column;
 	int dir = st->sort_direction < 0 ? -1 : 1;
 	emit_line(E, "%s = _stp_map_iter_start(%s, %d, %d, %s, %s, %s, %uu);", it,
-		  emit_var(arr->var), column, dir, sort_stat_op(st->sort_aggr), limit, slice,
-		  mask);
+		  emit_var(arr->var), column, dir, sort_stat_op(st->sort_aggr), limit, slice, mask);
 	emit_line(E, "while (_stp_map_iter_next(%s)) {", it);
 	E->indent++;
 	iteration(E, st, st->body);
@@ -226,8 +224,8 @@ static void foreach_stmt(struct emitter *E, const struct stmt *st)
 		if (!k || !k->var)
 			continue;
 		const char *g = k->var->type == T_STRING
-				    ? xasprintf("_stp_map_iter_key_str(%s, %d)", it, k_i)
-				    : xasprintf("_stp_map_iter_key_long(%s, %d)", it, k_i);
+		    ? xasprintf("_stp_map_iter_key_str(%s, %d)", it, k_i)
+		    : xasprintf("_stp_map_iter_key_long(%s, %d)", it, k_i);
 		assign_from_iter(E, k, g);
 	}
 	if (st->value_var && st->value_var->var) {
@@ -422,8 +420,9 @@ void emit_stmt(struct emitter *E, const struct stmt *st)
 	case S_CONTINUE:
 		emit_action(E, st->tok);
 		if (!E->brk_label)
-			emit_fatal(E, st->tok, st->kind == S_BREAK ? "cannot 'break' outside loop"
-								  : "cannot 'continue' outside loop");
+			emit_fatal(E, st->tok,
+				   st->kind == S_BREAK ? "cannot 'break' outside loop"
+						       : "cannot 'continue' outside loop");
 		else
 			emit_line(E, "goto %s;",
 				  st->kind == S_BREAK ? E->brk_label : E->cont_label);

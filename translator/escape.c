@@ -52,20 +52,28 @@ static int plain_ascii(unsigned char c)
 static const char *c_escape(unsigned char c)
 {
 	switch (c) {
-	case '\a': return "\\a";
-	case '\b': return "\\b";
-	case '\t': return "\\t";
-	case '\n': return "\\n";
-	case '\v': return "\\v";
-	case '\f': return "\\f";
-	case '\r': return "\\r";
-	default: return NULL;
+	case '\a':
+		return "\\a";
+	case '\b':
+		return "\\b";
+	case '\t':
+		return "\\t";
+	case '\n':
+		return "\\n";
+	case '\v':
+		return "\\v";
+	case '\f':
+		return "\\f";
+	case '\r':
+		return "\\r";
+	default:
+		return NULL;
 	}
 }
 
 const char *emit_cstr(const char *s)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 	putc_(&o, '"');
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		const char *e = c_escape(*p);
@@ -84,7 +92,7 @@ const char *emit_cstr(const char *s)
 
 const char *emit_comment(const char *s)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '\\')
 			put(&o, "\\\\", 2);
@@ -102,12 +110,12 @@ const char *emit_comment(const char *s)
 static int ident_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
+	    c == '_';
 }
 
 const char *emit_ident(const char *prefix, const char *name)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 	const unsigned char *p = (const unsigned char *)name;
 	int plain = *p != 0;
 	for (; *p; p++)
@@ -127,7 +135,7 @@ const char *emit_ident(const char *prefix, const char *name)
 
 char *esc_format_text(const char *s)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 	for (const char *p = s; *p; p++)
 		put(&o, *p == '%' ? "%%" : p, *p == '%' ? 2 : 1);
 	return take(&o);
@@ -135,7 +143,7 @@ char *esc_format_text(const char *s)
 
 char *esc_visible(const char *s)
 {
-	struct out o = { 0 };
+	struct out o = {0};
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		const char *e = c_escape(*p);
 		if (e)

@@ -9,26 +9,23 @@
 
 struct lexer {
 	const struct source_file *src;
-	const char *p;      /* next character */
-	int line, col;      /* of *p */
+	const char *p; /* next character */
+	int line, col; /* of *p */
 	const struct srcloc *fixed_loc;
 	int at_eof;
 };
 
 static const char *const keywords[] = {
-	"probe",  "global", "function", "if",     "else",  "for",
-	"foreach", "in",    "limit",    "return", "delete", "while",
-	"break",  "continue", "next",   "string", "long",  "try",
-	"catch",  "private", NULL,
+    "probe", "global", "function", "if",     "else",  "for",	 "foreach",
+    "in",    "limit",  "return",   "delete", "while", "break",	 "continue",
+    "next",  "string", "long",	   "try",    "catch", "private", NULL,
 };
 
 /* Longest first within each length class, so the first match wins. */
 static const char *const operators[] = {
-	"<<<", ">>>", "<<=", ">>=",
-	"==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=", "&=", "^=",
-	"|=", ".=", "&&", "||", "++", "--", "->", "<<", ">>", "=~", "!~",
-	"%(", "%?", "%:", "%)",
-	NULL,
+    "<<<", ">>>", "<<=", ">>=", "==", "!=", "<=", ">=", "+=", "-=", "*=",
+    "/=",  "%=",  "&=",	 "^=",	"|=", ".=", "&&", "||", "++", "--", "->",
+    "<<",  ">>",  "=~",	 "!~",	"%(", "%?", "%:", "%)", NULL,
 };
 
 int lexer_is_keyword(const char *name)
@@ -39,8 +36,7 @@ int lexer_is_keyword(const char *name)
 	return 0;
 }
 
-struct lexer *lexer_new(const struct source_file *src,
-			const struct srcloc *fixed_loc)
+struct lexer *lexer_new(const struct source_file *src, const struct srcloc *fixed_loc)
 {
 	struct lexer *lx = xcalloc(1, sizeof(*lx));
 	lx->src = src;
@@ -70,8 +66,7 @@ static void advance_n(struct lexer *lx, int n)
 		advance(lx);
 }
 
-static struct token *tok_new(struct lexer *lx, enum token_type type,
-			     int line, int col)
+static struct token *tok_new(struct lexer *lx, enum token_type type, int line, int col)
 {
 	struct token *t = xcalloc(1, sizeof(*t));
 	t->type = type;
@@ -134,13 +129,20 @@ static int unescape_one(const char *p, int *len)
 	int v = 0, n = 0;
 	*len = 1;
 	switch (*p) {
-	case 'a': return '\a';
-	case 'b': return '\b';
-	case 'f': return '\f';
-	case 'n': return '\n';
-	case 'r': return '\r';
-	case 't': return '\t';
-	case 'v': return '\v';
+	case 'a':
+		return '\a';
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	case 'v':
+		return '\v';
 	case 'x':
 		while (n < 2 && isxdigit((unsigned char)p[1 + n])) {
 			int c = p[1 + n];
@@ -168,8 +170,7 @@ static struct token *lex_string(struct lexer *lx, int line, int col)
 	for (;;) {
 		char c = *lx->p;
 		if (!c || c == '\n')
-			return junk(lx, line, col,
-				    "Could not find matching closing quote");
+			return junk(lx, line, col, "Could not find matching closing quote");
 		if (c == '"') {
 			advance(lx);
 			break;
@@ -217,8 +218,7 @@ static struct token *lex_word(struct lexer *lx, int line, int col)
 	 * digits. */
 	if ((*start == '$' || *start == '@') && start[1] == '#') {
 		advance_n(lx, 2);
-	} else if ((*start == '$' || *start == '@') &&
-		   isdigit((unsigned char)start[1])) {
+	} else if ((*start == '$' || *start == '@') && isdigit((unsigned char)start[1])) {
 		advance(lx);
 		while (isdigit((unsigned char)*lx->p))
 			advance(lx);

@@ -11,8 +11,7 @@ struct lexer;
 /* Lex SRC from its start. LINE/COL offsets let a script argument ($1) be
  * lexed as if it stood where the $1 was: every token gets location LOC
  * when LOC is non-NULL. */
-struct lexer *lexer_new(const struct source_file *src,
-			const struct srcloc *fixed_loc);
+struct lexer *lexer_new(const struct source_file *src, const struct srcloc *fixed_loc);
 
 /* The next token; TOK_EOF (repeatedly) at the end. */
 struct token *lexer_next(struct lexer *lx);

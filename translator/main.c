@@ -109,7 +109,7 @@ static void cleanup_and_die(int sig)
  * write to a closed pipe is then an error like another. */
 static void set_cleanup_signals(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		if (sigs[i] != SIGPIPE || !_stp_signal_caller_ignored(SIGPIPE))
 			signal(sigs[i], cleanup_and_die);
@@ -304,7 +304,7 @@ static int run_listing(struct session *s)
 {
 	s->script_text = xasprintf("probe %s {}", s->listing_pattern);
 	s->script_file = NULL;
-	s->last_pass = 3; /* passes 1 and 2 print nothing; only they run */
+	s->last_pass = 3;   /* passes 1 and 2 print nothing; only they run */
 	s->unoptimized = 1; /* keep the empty probes */
 	listing_mode = 1;
 	if (run_pass1(s))
@@ -345,8 +345,12 @@ static int run_listing(struct session *s)
 			vars = sb_take(&b);
 		}
 		/* SystemTap lists the script-level point: an alias by its name */
-		vec_push(&lines, xasprintf("%s%s", dp->pn ? dp->pn : dp->point_pn ? dp->point_pn : dp->pp,
-					   vars ? vars : ""));
+		vec_push(&lines,
+			 xasprintf("%s%s",
+				   dp->pn	      ? dp->pn
+				       : dp->point_pn ? dp->point_pn
+						      : dp->pp,
+				   vars ? vars : ""));
 		free(vars);
 	}
 	if (!lines.n)
@@ -384,7 +388,7 @@ static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
 /* stdio forgets why a write failed; this stream remembers. */
 static void watch_stdout(void)
 {
-	static const cookie_io_functions_t io = { .write = stdout_write };
+	static const cookie_io_functions_t io = {.write = stdout_write};
 	FILE *f = fopencookie(NULL, "w", io);
 	if (f) {
 		setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);

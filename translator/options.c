@@ -22,56 +22,56 @@ static const char short_opts[] = "hVvp:I:D:G:guwWko:T:c:x:e:E:l:L:r:m:R:a:B:bs:t
 /* Every option of SystemTap 4.8's stap, with what it does here: see the
  * table in doc/options.md. */
 static const struct option long_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "interactive", no_argument, NULL, 'i' },
-	{ "skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS },
-	{ "vp", required_argument, NULL, OPT_VP },
-	{ "debug", required_argument, NULL, OPT_DEBUG },
-	{ "disable-cache", no_argument, NULL, OPT_DISABLE_CACHE },
-	{ "poison-cache", no_argument, NULL, OPT_POISON_CACHE },
-	{ "clean-cache", no_argument, NULL, OPT_CLEAN_CACHE },
-	{ "runtime", required_argument, NULL, OPT_RUNTIME },
-	{ "dyninst", no_argument, NULL, OPT_DYNINST },
-	{ "suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS },
-	{ "suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS },
-	{ "no-global-var-display", no_argument, NULL, OPT_NO_GLOBAL_VAR_DISPLAY },
-	{ "prologue-searching", optional_argument, NULL, OPT_PROLOGUE },
-	{ "compatible", required_argument, NULL, OPT_COMPATIBLE },
-	{ "color", optional_argument, NULL, OPT_COLOR },
-	{ "colour", optional_argument, NULL, OPT_COLOR },
-	{ "remote", required_argument, NULL, OPT_REMOTE },
-	{ "download-debuginfo", optional_argument, NULL, OPT_DOWNLOAD_DEBUGINFO },
-	{ "rlimit-as", required_argument, NULL, OPT_RLIMIT_AS },
-	{ "rlimit-cpu", required_argument, NULL, OPT_RLIMIT_CPU },
-	{ "rlimit-nproc", required_argument, NULL, OPT_RLIMIT_NPROC },
-	{ "rlimit-stack", required_argument, NULL, OPT_RLIMIT_STACK },
-	{ "rlimit-fsize", required_argument, NULL, OPT_RLIMIT_FSIZE },
-	{ "ldd", no_argument, NULL, OPT_SYMBOLS },
-	{ "dump-functions", no_argument, NULL, OPT_DUMP_FUNCTIONS },
-	{ "dump-probe-types", no_argument, NULL, OPT_DUMP_PROBE_TYPES },
-	{ "dump-probe-aliases", no_argument, NULL, OPT_DUMP_PROBE_ALIASES },
-	/* refused: each has its reason in refusals[] */
-	{ "all-modules", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "check-version", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "save-uprobes", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "modinfo", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "privilege", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "unprivileged", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "use-server", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "use-server-on-error", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "list-servers", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "trust-servers", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "sign-module", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "remote-prefix", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "sysroot", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "sysenv", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "bpf", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "target-namespaces", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ "monitor", optional_argument, NULL, OPT_UNSUPPORTED },
-	{ "example", no_argument, NULL, OPT_UNSUPPORTED },
-	{ "tmpdir", required_argument, NULL, OPT_UNSUPPORTED_ARG },
-	{ NULL, 0, NULL, 0 },
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"interactive", no_argument, NULL, 'i'},
+    {"skip-badvars", no_argument, NULL, OPT_SKIP_BADVARS},
+    {"vp", required_argument, NULL, OPT_VP},
+    {"debug", required_argument, NULL, OPT_DEBUG},
+    {"disable-cache", no_argument, NULL, OPT_DISABLE_CACHE},
+    {"poison-cache", no_argument, NULL, OPT_POISON_CACHE},
+    {"clean-cache", no_argument, NULL, OPT_CLEAN_CACHE},
+    {"runtime", required_argument, NULL, OPT_RUNTIME},
+    {"dyninst", no_argument, NULL, OPT_DYNINST},
+    {"suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS},
+    {"suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS},
+    {"no-global-var-display", no_argument, NULL, OPT_NO_GLOBAL_VAR_DISPLAY},
+    {"prologue-searching", optional_argument, NULL, OPT_PROLOGUE},
+    {"compatible", required_argument, NULL, OPT_COMPATIBLE},
+    {"color", optional_argument, NULL, OPT_COLOR},
+    {"colour", optional_argument, NULL, OPT_COLOR},
+    {"remote", required_argument, NULL, OPT_REMOTE},
+    {"download-debuginfo", optional_argument, NULL, OPT_DOWNLOAD_DEBUGINFO},
+    {"rlimit-as", required_argument, NULL, OPT_RLIMIT_AS},
+    {"rlimit-cpu", required_argument, NULL, OPT_RLIMIT_CPU},
+    {"rlimit-nproc", required_argument, NULL, OPT_RLIMIT_NPROC},
+    {"rlimit-stack", required_argument, NULL, OPT_RLIMIT_STACK},
+    {"rlimit-fsize", required_argument, NULL, OPT_RLIMIT_FSIZE},
+    {"ldd", no_argument, NULL, OPT_SYMBOLS},
+    {"dump-functions", no_argument, NULL, OPT_DUMP_FUNCTIONS},
+    {"dump-probe-types", no_argument, NULL, OPT_DUMP_PROBE_TYPES},
+    {"dump-probe-aliases", no_argument, NULL, OPT_DUMP_PROBE_ALIASES},
+    /* refused: each has its reason in refusals[] */
+    {"all-modules", no_argument, NULL, OPT_UNSUPPORTED},
+    {"check-version", no_argument, NULL, OPT_UNSUPPORTED},
+    {"save-uprobes", no_argument, NULL, OPT_UNSUPPORTED},
+    {"modinfo", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"privilege", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"unprivileged", no_argument, NULL, OPT_UNSUPPORTED},
+    {"use-server", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"use-server-on-error", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"list-servers", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"trust-servers", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"sign-module", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"remote-prefix", no_argument, NULL, OPT_UNSUPPORTED},
+    {"sysroot", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"sysenv", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"bpf", no_argument, NULL, OPT_UNSUPPORTED},
+    {"target-namespaces", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {"monitor", optional_argument, NULL, OPT_UNSUPPORTED},
+    {"example", no_argument, NULL, OPT_UNSUPPORTED},
+    {"tmpdir", required_argument, NULL, OPT_UNSUPPORTED_ARG},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
@@ -183,16 +183,11 @@ static const struct limit {
 	const char *name;
 	long long lo, hi;
 } limits[] = {
-	{ "MAXACTION", 1, LLONG_MAX / 10 },
-	{ "MAXACTION_INTERRUPTIBLE", 1, LLONG_MAX },
-	{ "MAXNESTING", 1, 10000 },
-	{ "MAXSTRINGLEN", 2, 1 << 20 },
-	{ "MAXMAPENTRIES", 1, LLONG_MAX },
-	{ "MAXERRORS", 0, LLONG_MAX },
-	{ "MAXSKIPPED", 0, LLONG_MAX },
-	{ "MAXTRYCATCH", 0, LLONG_MAX },
-	{ "HIST_WIDTH", 1, 100000 },
-	{ "HIST_ELISION", -100000, 100000 },
+    {"MAXACTION", 1, LLONG_MAX / 10}, {"MAXACTION_INTERRUPTIBLE", 1, LLONG_MAX},
+    {"MAXNESTING", 1, 10000},	      {"MAXSTRINGLEN", 2, 1 << 20},
+    {"MAXMAPENTRIES", 1, LLONG_MAX},  {"MAXERRORS", 0, LLONG_MAX},
+    {"MAXSKIPPED", 0, LLONG_MAX},     {"MAXTRYCATCH", 0, LLONG_MAX},
+    {"HIST_WIDTH", 1, 100000},	      {"HIST_ELISION", -100000, 100000},
 };
 
 /* A C integer constant: -?(0x[0-9a-f]+|[0-9]+)[ul]*, any case. */
@@ -233,7 +228,8 @@ static int limit_ok(const char *arg, const char *eq)
 			return 1;
 		if ((!eq || c_integer_value(eq + 1, &v) == 0) && v >= l->lo && v <= l->hi)
 			return 1;
-		fprintf(stderr, "ERROR: Invalid -D value '%s': %s must be an integer from %lld to %lld\n",
+		fprintf(stderr,
+			"ERROR: Invalid -D value '%s': %s must be an integer from %lld to %lld\n",
 			arg, l->name, l->lo, l->hi);
 		return 0;
 	}
@@ -263,7 +259,7 @@ static int add_define(struct session *s, const char *arg)
  * could rename a runtime function, an enum constant or a keyword, which
  * is embedded C by another name. So without guru mode a value is an
  * integer, except for the knobs the tapset turns into text. */
-static const char *const text_defines[] = { "STP_DCG_MECHANISM", NULL };
+static const char *const text_defines[] = {"STP_DCG_MECHANISM", NULL};
 
 static int define_allowed(const struct session *s, const struct define *d)
 {
@@ -330,7 +326,7 @@ static int set_script_text(struct session *s, const char *text)
 /* Read the script from stdin ("-"); SystemTap names it "<input>" too. */
 static int read_stdin_script(struct session *s)
 {
-	struct strbuf b = { 0 };
+	struct strbuf b = {0};
 	char buf[4096];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0)

@@ -5,7 +5,7 @@
 #include "session.h"
 
 enum options_result {
-	OPTIONS_RUN, /* go on with the passes */
+	OPTIONS_RUN,   /* go on with the passes */
 	OPTIONS_EXIT0, /* --help or --version printed */
 	OPTIONS_EXIT1, /* a usage error was printed */
 };

@@ -18,25 +18,25 @@
 static const struct {
 	const char *opt, *why;
 } refusals[] = {
-	{ "-b", "bulk mode writes the kernel's per-CPU relay buffers; use -o FILE" },
-	{ "-i", "there is no interactive mode; write the script to a file" },
-	{ "-F", "flight-recorder mode leaves a kernel module loaded" },
-	{ "-q", "tapset coverage is not recorded" },
-	{ "--all-modules", "it adds the symbols of kernel modules" },
-	{ "--check-version", "version-dependent constructs are not reported" },
-	{ "--save-uprobes", "no uprobes kernel module is built" },
-	{ "--modinfo", "it adds MODULE_INFO to a kernel module" },
-	{ "--privilege", "scripts run with the privileges of the user running stap" },
-	{ "--unprivileged", "scripts run with the privileges of the user running stap" },
-	{ "--sign-module", "no kernel module is built" },
-	{ "--remote-prefix", "scripts run on this host only" },
-	{ "--sysroot", "probed programs are found in this host's file system" },
-	{ "--sysenv", "probed programs are found in this host's file system" },
-	{ "--target-namespaces", "namespace-aware tapset functions are not implemented" },
-	{ "--monitor", "there is no monitor interface" },
-	{ "--example", "give the example script's path" },
-	{ "--tmpdir", "the temporary directory is made under $TMPDIR" },
-	{ NULL, NULL },
+    {"-b", "bulk mode writes the kernel's per-CPU relay buffers; use -o FILE"},
+    {"-i", "there is no interactive mode; write the script to a file"},
+    {"-F", "flight-recorder mode leaves a kernel module loaded"},
+    {"-q", "tapset coverage is not recorded"},
+    {"--all-modules", "it adds the symbols of kernel modules"},
+    {"--check-version", "version-dependent constructs are not reported"},
+    {"--save-uprobes", "no uprobes kernel module is built"},
+    {"--modinfo", "it adds MODULE_INFO to a kernel module"},
+    {"--privilege", "scripts run with the privileges of the user running stap"},
+    {"--unprivileged", "scripts run with the privileges of the user running stap"},
+    {"--sign-module", "no kernel module is built"},
+    {"--remote-prefix", "scripts run on this host only"},
+    {"--sysroot", "probed programs are found in this host's file system"},
+    {"--sysenv", "probed programs are found in this host's file system"},
+    {"--target-namespaces", "namespace-aware tapset functions are not implemented"},
+    {"--monitor", "there is no monitor interface"},
+    {"--example", "give the example script's path"},
+    {"--tmpdir", "the temporary directory is made under $TMPDIR"},
+    {NULL, NULL},
 };
 
 static int refuse(const char *optname)
@@ -138,11 +138,11 @@ static const struct {
 	int code, resource;
 	const char *name;
 } rlimits[] = {
-	{ OPT_RLIMIT_AS, RLIMIT_AS, "rlimit-as" },
-	{ OPT_RLIMIT_CPU, RLIMIT_CPU, "rlimit-cpu" },
-	{ OPT_RLIMIT_NPROC, RLIMIT_NPROC, "rlimit-nproc" },
-	{ OPT_RLIMIT_STACK, RLIMIT_STACK, "rlimit-stack" },
-	{ OPT_RLIMIT_FSIZE, RLIMIT_FSIZE, "rlimit-fsize" },
+    {OPT_RLIMIT_AS, RLIMIT_AS, "rlimit-as"},
+    {OPT_RLIMIT_CPU, RLIMIT_CPU, "rlimit-cpu"},
+    {OPT_RLIMIT_NPROC, RLIMIT_NPROC, "rlimit-nproc"},
+    {OPT_RLIMIT_STACK, RLIMIT_STACK, "rlimit-stack"},
+    {OPT_RLIMIT_FSIZE, RLIMIT_FSIZE, "rlimit-fsize"},
 };
 
 /* --rlimit-X=NUM: strtoul's number (so "-1" is unlimited), set as the
@@ -168,7 +168,7 @@ static int set_rlimit(int code, const char *arg)
 				rlimits[i].name);
 		return 1;
 	}
-	struct rlimit rl = { (rlim_t)v, (rlim_t)v };
+	struct rlimit rl = {(rlim_t)v, (rlim_t)v};
 	if (setrlimit(rlimits[i].resource, &rl) != 0) {
 		fprintf(stderr, "Unable to set resource limits for %s : %s\n", rlimits[i].name,
 			strerror(errno));
@@ -199,15 +199,15 @@ static int one_of(const char *arg, const char *const *words)
 
 static int set_prologue(const char *arg)
 {
-	static const char *const modes[] = { "auto", "always", "never", NULL };
+	static const char *const modes[] = {"auto", "always", "never", NULL};
 	int k = arg ? one_of(arg, modes) : 1;
 	if (k < 0) {
 		fprintf(stderr, "Invalid argument '%s' for --prologue-searching.\n", arg);
 		return 1;
 	}
 	dwq_prologue_default = k == 0 ? DWQ_PROLOGUE_AUTO
-			       : k == 1 ? DWQ_PROLOGUE_ALWAYS
-					: DWQ_PROLOGUE_NEVER;
+	    : k == 1		      ? DWQ_PROLOGUE_ALWAYS
+				      : DWQ_PROLOGUE_NEVER;
 	return 0;
 }
 
@@ -215,7 +215,7 @@ static int set_prologue(const char *arg)
  * colour codes here) are what they say; "always" cannot be kept. */
 static int set_color(const char *arg, const char *optname)
 {
-	static const char *const whens[] = { "never", "auto", "always", NULL };
+	static const char *const whens[] = {"never", "auto", "always", NULL};
 	int k = arg ? one_of(arg, whens) : 2;
 	if (k < 0) {
 		fprintf(stderr, "Invalid argument '%s' for --color.\n", arg);

@@ -156,8 +156,7 @@ static struct stmt *parse_try(struct parser *p, const struct token *t)
 	if (parser_is_op(parser_peek(p), "(")) {
 		parser_next(p);
 		const struct token *v = parser_next(p);
-		if (v->type != TOK_IDENT || v->content[0] == '$' ||
-		    v->content[0] == '@')
+		if (v->type != TOK_IDENT || v->content[0] == '$' || v->content[0] == '@')
 			pass1_throw(v, 1, "expected identifier");
 		s->catch_var = expr_new(E_SYMBOL, v);
 		s->catch_var->str = v->content;
@@ -288,8 +287,7 @@ static struct stmt *parse_foreach(struct parser *p, const struct token *t)
 		}
 	}
 	const struct token *ag = parser_peek(p);
-	static const char *const aggrs[] = {"@count", "@sum", "@min", "@max",
-					    "@avg", NULL};
+	static const char *const aggrs[] = {"@count", "@sum", "@min", "@max", "@avg", NULL};
 	for (int i = 0; aggrs[i]; i++)
 		if (parser_is_op(ag, aggrs[i])) {
 			parser_next(p);
@@ -332,9 +330,9 @@ static struct stmt *parse_statement(struct parser *p)
 	} else if (t->type == TOK_KEYWORD) {
 		const char *k = t->content;
 		int simple = 1;
-		static const char *const stmt_kws[] = {
-			"try", "if", "while", "for", "foreach", "return",
-			"delete", "next", "break", "continue", NULL};
+		static const char *const stmt_kws[] = {"try",	  "if",	      "while",	"for",
+						       "foreach", "return",   "delete", "next",
+						       "break",	  "continue", NULL};
 		int known = 0;
 		for (int i = 0; stmt_kws[i]; i++)
 			known |= !strcmp(stmt_kws[i], k);
@@ -392,8 +390,7 @@ static void parse_global(struct parser *p, int is_private)
 {
 	for (;;) {
 		const struct token *t = parser_next(p);
-		if (t->type != TOK_IDENT || t->content[0] == '$' ||
-		    t->content[0] == '@')
+		if (t->type != TOK_IDENT || t->content[0] == '$' || t->content[0] == '@')
 			pass1_throw(t, 1, "expected identifier");
 		struct vardecl *v = xcalloc(1, sizeof(*v));
 		v->name = t->content;
@@ -412,8 +409,7 @@ static void parse_global(struct parser *p, int is_private)
 			int64_t size;
 			if (n->type != TOK_NUMBER)
 				pass1_throw(n, 1, "expected number");
-			if (lexer_number_value(n->content, &size) || size <= 0 ||
-			    size > 0x7fffffff)
+			if (lexer_number_value(n->content, &size) || size <= 0 || size > 0x7fffffff)
 				pass1_throw(n, 1, "number invalid or out of range");
 			v->maxsize = (int)size;
 			parser_expect_op(p, "]");
@@ -464,8 +460,7 @@ static void parse_function(struct parser *p, int is_private)
 	if (!parser_is_op(parser_peek(p), ")")) {
 		for (;;) {
 			const struct token *a = parser_next(p);
-			if (a->type != TOK_IDENT || a->content[0] == '$' ||
-			    a->content[0] == '@')
+			if (a->type != TOK_IDENT || a->content[0] == '$' || a->content[0] == '@')
 				pass1_throw(a, 1, "expected identifier");
 			struct vardecl *prev;
 			vec_foreach (struct vardecl *, prev, &f->formals)
@@ -520,15 +515,16 @@ static struct probe_component *parse_component(struct parser *p)
 	for (;;) {
 		t = parser_peek(p);
 		int piece = t->type == TOK_IDENT || t->type == TOK_KEYWORD ||
-			    parser_is_op(t, "*") || (prev && t->type == TOK_NUMBER);
+		    parser_is_op(t, "*") || (prev && t->type == TOK_NUMBER);
 		if (!prev && t->type == TOK_EOF)
 			pass1_throw(p->last, 1, "unexpected end-of-file");
 		if (!prev && !piece)
 			pass1_throw(t, 1, "expected identifier or '*' or '{'");
 		if (!piece)
 			break;
-		if (prev && !(t->loc.line == prev->loc.line &&
-			      t->loc.col == prev->loc.col + (int)strlen(prev->content)))
+		if (prev &&
+		    !(t->loc.line == prev->loc.line &&
+		      t->loc.col == prev->loc.col + (int)strlen(prev->content)))
 			break;
 		sb_puts(&name, t->content);
 		prev = parser_next(p);
@@ -559,7 +555,7 @@ static void parse_point_suffix(struct parser *p, struct vec *pts)
 		return;
 	parser_next(p);
 	struct probe_point *pp;
-	vec_foreach(struct probe_point *, pp, pts) {
+	vec_foreach (struct probe_point *, pp, pts) {
 		pp->optional = 1;
 		pp->sufficient |= t->content[0] == '!';
 	}
@@ -591,8 +587,8 @@ static struct vec parse_dotted(struct parser *p)
 			}
 			struct vec cross = {0};
 			struct probe_point *r, *a;
-			vec_foreach(struct probe_point *, r, &res)
-				vec_foreach(struct probe_point *, a, &alts) {
+			vec_foreach (struct probe_point *, r, &res)
+				vec_foreach (struct probe_point *, a, &alts) {
 					struct probe_point *n = point_new(r->tok);
 					for (int i = 0; i < r->components.n; i++)
 						vec_push(&n->components, vec_at(&r->components, i));
@@ -606,7 +602,7 @@ static struct vec parse_dotted(struct parser *p)
 		} else {
 			struct probe_component *c = parse_component(p);
 			struct probe_point *r;
-			vec_foreach(struct probe_point *, r, &res)
+			vec_foreach (struct probe_point *, r, &res)
 				vec_push(&r->components, c);
 		}
 		if (!parser_is_op(parser_peek(p), "."))
@@ -630,7 +626,7 @@ static void parse_probe_point(struct parser *p, struct vec *out)
 		parser_expect_op(p, ")");
 	}
 	struct probe_point *pp;
-	vec_foreach(struct probe_point *, pp, &pts) {
+	vec_foreach (struct probe_point *, pp, &pts) {
 		pp->condition = cond;
 		vec_push(out, pp);
 	}
@@ -738,9 +734,9 @@ static int resync(struct parser *p)
 	}
 	for (;;) {
 		const struct token *t = parser_peek(p);
-		if (t->type == TOK_EOF || t->type == TOK_EMBEDDED ||
-		    parser_is_kw(t, "probe") || parser_is_kw(t, "global") ||
-		    parser_is_kw(t, "function") || parser_is_kw(t, "private"))
+		if (t->type == TOK_EOF || t->type == TOK_EMBEDDED || parser_is_kw(t, "probe") ||
+		    parser_is_kw(t, "global") || parser_is_kw(t, "function") ||
+		    parser_is_kw(t, "private"))
 			break;
 		parser_next(p);
 	}
@@ -750,8 +746,8 @@ static int resync(struct parser *p)
 }
 
 /* file -> declaration* */
-struct stapfile *parse_file(struct session *s, const struct source_file *src,
-			    int privileged, int *errors, int *empty)
+struct stapfile *parse_file(struct session *s, const struct source_file *src, int privileged,
+			    int *errors, int *empty)
 {
 	struct parser *p = xcalloc(1, sizeof(*p));
 	int before = diag_parse_errors();

@@ -14,8 +14,8 @@
  * count; *EMPTY (if EMPTY) whether no declaration started at all (SystemTap
  * then says the file "is empty after preprocessing"). The result holds
  * whatever parsed (never NULL). */
-struct stapfile *parse_file(struct session *s, const struct source_file *src,
-			    int privileged, int *errors, int *empty);
+struct stapfile *parse_file(struct session *s, const struct source_file *src, int privileged,
+			    int *errors, int *empty);
 
 /* A .stpm file: only its public @define's; returns the error count. */
 int parse_stpm(struct session *s, const struct source_file *src);
@@ -55,11 +55,10 @@ struct expr *parse_hist_op(struct parser *p);
 struct expr *parse_symbol_or_index(struct parser *p);
 
 /* A parse error after which parsing resumes at the next token. */
-STAP_NORETURN void pass1_throw_noskip(const struct token *tok, const char *fmt,
-				      ...) STAP_PRINTF(2, 3);
+STAP_NORETURN void pass1_throw_noskip(const struct token *tok, const char *fmt, ...)
+    STAP_PRINTF(2, 3);
 
 /* Print a parse error without unwinding. */
-void pass1_report(const struct token *tok, int saw, const char *fmt, ...)
-	STAP_PRINTF(3, 4);
+void pass1_report(const struct token *tok, int saw, const char *fmt, ...) STAP_PRINTF(3, 4);
 
 #endif

@@ -20,8 +20,7 @@ static int is_op_in(const struct token *t, const char *const *ops)
 	return 0;
 }
 
-static struct expr *binary(enum expr_kind k, const struct token *op,
-			   struct expr *l, struct expr *r)
+static struct expr *binary(enum expr_kind k, const struct token *op, struct expr *l, struct expr *r)
 {
 	struct expr *e = expr_new(k, op);
 	e->op = op->content;
@@ -31,8 +30,7 @@ static struct expr *binary(enum expr_kind k, const struct token *op,
 }
 
 static const char *const assign_ops[] = {
-	"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=",
-	".=", "<<<", NULL,
+    "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", ".=", "<<<", NULL,
 };
 
 /* expression -> ternary [assign-op expression] */
@@ -52,8 +50,8 @@ struct expr *parse_expression(struct parser *p)
 /* A left-associative level: sub (op sub)* */
 typedef struct expr *(*level_fn)(struct parser *p);
 
-static struct expr *left_assoc(struct parser *p, level_fn sub,
-			       const char *const *ops, enum expr_kind k)
+static struct expr *left_assoc(struct parser *p, level_fn sub, const char *const *ops,
+			       enum expr_kind k)
 {
 	struct expr *l = sub(p);
 	int n = 0;
@@ -272,8 +270,8 @@ static struct expr *parse_crement(struct parser *p)
 static int is_addressof(struct parser *p)
 {
 	const struct token *n = parser_peek2(p);
-	return (n->type == TOK_IDENT && n->content[0] == '$') ||
-	       parser_is_op(n, "@cast") || parser_is_op(n, "@var");
+	return (n->type == TOK_IDENT && n->content[0] == '$') || parser_is_op(n, "@cast") ||
+	    parser_is_op(n, "@var");
 }
 
 /* unary -> ('+'|'-'|'!'|'~'|'&') unary | crement */
@@ -289,8 +287,7 @@ static struct expr *parse_unary(struct parser *p)
 	e->op = t->content;
 	e->left = parse_unary(p);
 	parser_leave(p);
-	if (parser_is_op(t, "&") && e->left->kind == E_TARGET &&
-	    !e->left->addressof) {
+	if (parser_is_op(t, "&") && e->left->kind == E_TARGET && !e->left->addressof) {
 		/* &EXPR->member : the address of an autocast member */
 		e->left->addressof = 1;
 		return e->left;

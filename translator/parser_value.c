@@ -159,8 +159,8 @@ static void parse_args(struct parser *p, struct vec *out, int print, int empty_o
 		if (parser_is_op(t, ")"))
 			return;
 		if (!parser_is_op(t, ","))
-			pass1_throw(t, 1, print ? "expected one of ', )'"
-						: "expected one of ') ,'");
+			pass1_throw(t, 1,
+				    print ? "expected one of ', )'" : "expected one of ') ,'");
 	}
 }
 
@@ -220,12 +220,10 @@ static const struct {
 	const char *name;
 	int newline, delim, to_string, fmt;
 } print_family[] = {
-	{"print", 0, 0, 0, 0},   {"println", 1, 0, 0, 0},
-	{"printf", 0, 0, 0, 1},  {"printd", 0, 1, 0, 0},
-	{"printdln", 1, 1, 0, 0}, {"sprint", 0, 0, 1, 0},
-	{"sprintln", 1, 0, 1, 0}, {"sprintf", 0, 0, 1, 1},
-	{"sprintd", 0, 1, 1, 0},  {"print_char", 0, 0, 0, 0},
-	{NULL, 0, 0, 0, 0},
+    {"print", 0, 0, 0, 0},	{"println", 1, 0, 0, 0},  {"printf", 0, 0, 0, 1},
+    {"printd", 0, 1, 0, 0},	{"printdln", 1, 1, 0, 0}, {"sprint", 0, 0, 1, 0},
+    {"sprintln", 1, 0, 1, 0},	{"sprintf", 0, 0, 1, 1},  {"sprintd", 0, 1, 1, 0},
+    {"print_char", 0, 0, 0, 0}, {NULL, 0, 0, 0, 0},
 };
 
 /* print-call -> NAME '(' [format|delimiter ','] args ')' */
@@ -247,8 +245,7 @@ static struct expr *parse_print(struct parser *p, const struct token *name, int 
 		vec_push(&e->args, fe);
 		enum format_check fc = e->print_has_fmt ? format_check(fe->str) : FMT_OK;
 		if (fc == FMT_BAD_CONVERSION)
-			pass1_throw(parser_peek(p), 1,
-				    "invalid or missing conversion specifier");
+			pass1_throw(parser_peek(p), 1, "invalid or missing conversion specifier");
 		if (fc == FMT_TRAILING)
 			pass1_throw(parser_peek(p), 1,
 				    "trailing incomplete print format conversion");
@@ -374,8 +371,7 @@ static struct expr *parse_guru_operator(struct parser *p)
 {
 	const struct token *t = parser_next(p);
 	if (!p->privileged)
-		pass1_throw_noskip(t, "using %s operator not permitted; need stap -g",
-				   t->content);
+		pass1_throw_noskip(t, "using %s operator not permitted; need stap -g", t->content);
 	parser_expect_op(p, "(");
 	struct expr *e;
 	if (!strcmp(t->content, "@const")) {
@@ -384,8 +380,7 @@ static struct expr *parse_guru_operator(struct parser *p)
 			pass1_throw(s, 1, "expected literal string");
 		struct expr *name = parse_literal(p, 0);
 		e = expr_new(E_EMBEDDED, t);
-		e->str = xasprintf("/* pure */ /* unprivileged */ /* stable */ %s",
-				   name->str);
+		e->str = xasprintf("/* pure */ /* unprivileged */ /* stable */ %s", name->str);
 	} else {
 		e = expr_new(E_CALL, t);
 		e->str = t->content;
@@ -399,8 +394,8 @@ static struct expr *parse_at_operator(struct parser *p)
 {
 	const struct token *t = parser_peek(p);
 	const char *n = t->content;
-	static const char *const stats[] = {"@count", "@sum", "@min", "@max",
-					    "@avg", "@variance", NULL};
+	static const char *const stats[] = {"@count", "@sum",	   "@min", "@max",
+					    "@avg",   "@variance", NULL};
 	for (int i = 0; stats[i]; i++)
 		if (!strcmp(n, stats[i]))
 			return parse_stat_op(p);
@@ -421,8 +416,7 @@ static struct expr *parse_at_operator(struct parser *p)
 		return parse_cast_var(p, 1);
 	if (!strcmp(n, "@var"))
 		return parse_cast_var(p, 0);
-	if (!strcmp(n, "@const") || !strcmp(n, "@kregister") ||
-	    !strcmp(n, "@uregister"))
+	if (!strcmp(n, "@const") || !strcmp(n, "@kregister") || !strcmp(n, "@uregister"))
 		return parse_guru_operator(p);
 	if (!strcmp(n, "@probewrite")) {
 		/* @probewrite(var): kept as a call for pass 2 to judge */
@@ -474,8 +468,8 @@ struct expr *parse_value(struct parser *p)
 {
 	struct expr *v = parse_value_base(p);
 	const struct token *t = parser_peek(p);
-	if (!(parser_is_op(t, "->") || parser_is_op(t, "[")) ||
-	    v->kind == E_TARGET || v->kind == E_CAST || v->kind == E_ATVAR)
+	if (!(parser_is_op(t, "->") || parser_is_op(t, "[")) || v->kind == E_TARGET ||
+	    v->kind == E_CAST || v->kind == E_ATVAR)
 		return v;
 	struct expr *e = expr_new(E_TARGET, t);
 	e->left = v;
@@ -498,7 +492,8 @@ static struct expr *parse_value_base(struct parser *p)
 	}
 	if (t->type == TOK_EMBEDDED) {
 		if (!p->privileged)
-			pass1_throw(t, 1, "embedded expression code in unprivileged script; need stap -g");
+			pass1_throw(
+			    t, 1, "embedded expression code in unprivileged script; need stap -g");
 		parser_next(p);
 		struct expr *e = expr_new(E_EMBEDDED, t);
 		e->str = t->content;
@@ -509,8 +504,8 @@ static struct expr *parse_value_base(struct parser *p)
 		parser_next(p);
 		return parse_target(p, 1);
 	}
-	if (parser_is_op(t, "&") && (parser_is_op(parser_peek2(p), "@cast") ||
-				     parser_is_op(parser_peek2(p), "@var"))) {
+	if (parser_is_op(t, "&") &&
+	    (parser_is_op(parser_peek2(p), "@cast") || parser_is_op(parser_peek2(p), "@var"))) {
 		parser_next(p);
 		struct expr *e = parse_cast_var(p, parser_peek(p)->content[1] == 'c');
 		e->addressof = 1;

@@ -64,7 +64,7 @@ static void find_files(const char *dir, const char *suffix, struct vec *out)
 	closedir(d);
 	qsort(names.v, names.n, sizeof(void *), cmp_str);
 	char *path;
-	vec_foreach(char *, path, &names) {
+	vec_foreach (char *, path, &names) {
 		struct stat st;
 		if (stat(path, &st) != 0)
 			continue;
@@ -85,7 +85,7 @@ static int load_library_macros(struct session *s, const char *dir)
 	int errors = 0;
 	char *path;
 	find_files(dir, ".stpm", &macros);
-	vec_foreach(char *, path, &macros) {
+	vec_foreach (char *, path, &macros) {
 		struct source_file *sf = load(path, path);
 		if (!sf)
 			continue;
@@ -107,7 +107,7 @@ static int parse_library(struct session *s, const char *dir)
 	int errors = 0;
 	char *path;
 	find_files(dir, ".stp", &files);
-	vec_foreach(char *, path, &files) {
+	vec_foreach (char *, path, &files) {
 		struct source_file *sf = load(path, path);
 		if (!sf)
 			continue;
@@ -172,7 +172,7 @@ static int parse_all(struct session *s)
 	int macro_errors = 0;
 	if (s->tapset_dir)
 		macro_errors += load_library_macros(s, s->tapset_dir);
-	vec_foreach(char *, dir, &s->include_dirs)
+	vec_foreach (char *, dir, &s->include_dirs)
 		macro_errors += load_library_macros(s, dir);
 
 	/* SystemTap's two messages for a script with nothing in it. */
@@ -184,8 +184,7 @@ static int parse_all(struct session *s)
 	int empty = 0;
 	s->user_file = parse_file(s, user, s->guru, &n, &empty);
 	if (empty) {
-		fprintf(stderr, "Input file '%s' is empty after preprocessing.\n",
-			user->name);
+		fprintf(stderr, "Input file '%s' is empty after preprocessing.\n", user->name);
 		return 1;
 	}
 	errors += n;
@@ -193,7 +192,7 @@ static int parse_all(struct session *s)
 
 	if (s->tapset_dir)
 		errors += parse_library(s, s->tapset_dir);
-	vec_foreach(char *, dir, &s->include_dirs)
+	vec_foreach (char *, dir, &s->include_dirs)
 		errors += parse_library(s, dir);
 
 	if (errors)
@@ -205,7 +204,7 @@ static int parse_all(struct session *s)
 		sb_puts(&out, "# parse tree dump\n");
 		print_stapfile(&out, s->user_file);
 		struct stapfile *ef;
-		vec_foreach(struct stapfile *, ef, &s->extra_files)
+		vec_foreach (struct stapfile *, ef, &s->extra_files)
 			print_stapfile(&out, ef);
 		sb_putc(&out, '\n');
 		fputs(sb_str(&out), stdout);

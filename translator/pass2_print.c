@@ -44,10 +44,11 @@ static char *mangle(const char *name, int is_private, const struct source_file *
 	struct strbuf b = {0};
 	sb_puts(&b, "__private_");
 	for (const char *p = f->name; *p; p++)
-		sb_putc(&b, (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-				    (*p >= '0' && *p <= '9')
-				? *p
-				: '_');
+		sb_putc(&b,
+			(*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				(*p >= '0' && *p <= '9')
+			    ? *p
+			    : '_');
 	sb_printf(&b, "_%s", name);
 	return sb_take(&b);
 }
@@ -68,8 +69,9 @@ static int rename_expr(struct expr *e, void *arg)
 	if (e->kind == E_SYMBOL && e->var && e->var->is_global)
 		nn = mangle(e->str, e->var->is_private, e->var->file);
 	else if (e->kind == E_CALL && e->func)
-		nn = xasprintf("%s__overload_%d",
-			       mangle(e->str, e->func->is_private, e->func->file), e->func->overload);
+		nn =
+		    xasprintf("%s__overload_%d", mangle(e->str, e->func->is_private, e->func->file),
+			      e->func->overload);
 	if (nn) {
 		vec_push(&r->exprs, e);
 		vec_push(&r->names, (void *)e->str);

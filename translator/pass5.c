@@ -29,7 +29,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 /* Off: back to the default. */
 static void set_forwarding(int on)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
@@ -45,7 +45,7 @@ static void set_forwarding(int on)
 
 static char **staprun_argv(struct session *s)
 {
-	struct vec a = { 0 };
+	struct vec a = {0};
 	vec_push(&a, (void *)s->staprun_path);
 	/* as SystemTap: staprun is quiet at -v, verbose from -vv on */
 	for (int i = 1; i < s->verbose && i < 5; i++)

@@ -5,9 +5,8 @@
  * "kernel" (SystemTap's default runtime, so that existing scripts and
  * tapsets take their usual branch even though we trace user space);
  * systemtap_v "4.8" (--compatible's version); kernel_v/kernel_vr from
- * uname -r of the running kernel (or -r RELEASE); CONFIG_64BIT "y" (true of every x86_64 kernel), every other
- * CONFIG_* option unset (""); systemtap_privilege
- * "stapdev"; guru_mode from -g. */
+ * uname -r of the running kernel (or -r RELEASE); CONFIG_64BIT "y" (true of every x86_64 kernel),
+ * every other CONFIG_* option unset (""); systemtap_privilege "stapdev"; guru_mode from -g. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -41,13 +40,13 @@ struct macro_table {
 
 /* A source of tokens: a lexer, or a list (macro body, argument). */
 struct frame {
-	struct lexer *lx;          /* or NULL: list */
+	struct lexer *lx; /* or NULL: list */
 	struct vec *list;
 	int pos;
 	const struct token *chain; /* the invocation, for list tokens */
-	struct macro *macro;       /* whose parameters are bound here */
-	struct vec *args;          /* struct vec * per parameter */
-	struct frame *scope;       /* argument tokens: where they were written */
+	struct macro *macro;	   /* whose parameters are bound here */
+	struct vec *args;	   /* struct vec * per parameter */
+	struct frame *scope;	   /* argument tokens: where they were written */
 	struct frame *up;
 	int depth;
 };
@@ -139,8 +138,7 @@ static const struct token *substitute_arg(struct pp *pp, struct token *t)
 		/* An error only if it survives the conditionals. */
 		struct token *j = copy_tok(t, NULL);
 		j->type = TOK_JUNK;
-		j->content = xasprintf("command line argument out of range [1-%d]",
-				       nargs);
+		j->content = xasprintf("command line argument out of range [1-%d]", nargs);
 		j->junk = JUNK_ARG;
 		return j;
 	}
@@ -192,7 +190,8 @@ static const struct token *raw_next(struct pp *pp)
 				while (pp->top->up)
 					pp->top = pp->top->up;
 				/* the budget stays spent: later expansions fail at once */
-				pass1_throw(at, 0, "macro expansion too large (more than %d tokens)",
+				pass1_throw(at, 0,
+					    "macro expansion too large (more than %d tokens)",
 					    MAX_EXPANDED_TOKENS);
 			}
 			t = copy_tok(vec_at(f->list, f->pos++), f->chain);
@@ -234,18 +233,14 @@ static void define_macro(struct pp *pp, struct macro_table *mt)
 	if (old) {
 		pass1_report(name, 0, "attempt to redefine macro '@%s' in the same file",
 			     name->content);
-		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
-			    name->content);
+		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here", name->content);
 	}
 	/* Library macros share one namespace: another .stpm file (one
 	 * loaded earlier) may not define the same name (in a branch taken). */
-	old = pp->stpm && !pp->skipping ? find_macro(&global_macros, name->content)
-					: NULL;
+	old = pp->stpm && !pp->skipping ? find_macro(&global_macros, name->content) : NULL;
 	if (old) {
-		pass1_report(name, 0, "duplicate definition of library macro '@%s'",
-			     name->content);
-		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here",
-			    name->content);
+		pass1_report(name, 0, "duplicate definition of library macro '@%s'", name->content);
+		pass1_throw(old->name_tok, 0, "macro '@%s' first defined here", name->content);
 	}
 	struct macro *m = xcalloc(1, sizeof(*m));
 	m->name = name->content;
@@ -271,8 +266,7 @@ static void define_macro(struct pp *pp, struct macro_table *mt)
 	for (;;) {
 		t = raw_next(pp);
 		if (t->type == TOK_EOF)
-			pass1_throw(name, 0,
-				    "incomplete macro definition - missing '%%)'");
+			pass1_throw(name, 0, "incomplete macro definition - missing '%%)'");
 		if (is_op(t, "%("))
 			depth++;
 		if (is_op(t, "%)") && depth-- == 0)
@@ -285,8 +279,7 @@ static void define_macro(struct pp *pp, struct macro_table *mt)
 
 /* The parameter named NAME of the expansion being read, if any. The
  * tokens of an argument are read in the scope they were written in. */
-static struct vec *find_param(struct pp *pp, const char *name,
-			      struct frame **owner)
+static struct vec *find_param(struct pp *pp, const char *name, struct frame **owner)
 {
 	for (struct frame *f = pp->top; f; f = f->scope ? f->scope : f->up) {
 		if (!f->macro)
@@ -301,8 +294,7 @@ static struct vec *find_param(struct pp *pp, const char *name,
 }
 
 /* @NAME(ARG, ...) : collect the arguments, split at top-level commas. */
-static struct vec *macro_args(struct pp *pp, struct macro *m,
-			      const struct token *inv)
+static struct vec *macro_args(struct pp *pp, struct macro *m, const struct token *inv)
 {
 	struct vec *args = xcalloc(1, sizeof(*args));
 	int n = m->params.n;
@@ -310,8 +302,7 @@ static struct vec *macro_args(struct pp *pp, struct macro *m,
 		return args;
 	const struct token *t = raw_next(pp);
 	if (!is_op(t, "("))
-		pass1_throw(t, 0,
-			    "expected '(' in invocation of macro '@%s' taking %d parameter%s",
+		pass1_throw(t, 0, "expected '(' in invocation of macro '@%s' taking %d parameter%s",
 			    m->name, n, n == 1 ? "" : "s");
 	struct vec *cur = xcalloc(1, sizeof(*cur));
 	int depth = 0;
@@ -337,8 +328,7 @@ static struct vec *macro_args(struct pp *pp, struct macro *m,
 		vec_push(cur, (void *)t);
 	}
 	if (args->n < n)
-		pass1_throw(t, 0, "too few parameters for macro '@%s' (expected %d)",
-			    m->name, n);
+		pass1_throw(t, 0, "too few parameters for macro '@%s' (expected %d)", m->name, n);
 	return args;
 }
 
@@ -346,8 +336,7 @@ static const struct token *macro_next(struct pp *pp)
 {
 	for (;;) {
 		const struct token *t = raw_next(pp);
-		if (t->type != TOK_OPERATOR || t->content[0] != '@' ||
-		    !t->content[1])
+		if (t->type != TOK_OPERATOR || t->content[0] != '@' || !t->content[1])
 			return t;
 		const char *name = t->content + 1;
 		if (!strcmp(name, "define")) {
@@ -356,8 +345,7 @@ static const struct token *macro_next(struct pp *pp)
 			 * pp->local and made public once the whole file is
 			 * read without error (pp_collect_macros). */
 			static struct macro_table discard;
-			define_macro(pp, pp->stpm && pp->skipping ? &discard
-								  : &pp->local);
+			define_macro(pp, pp->stpm && pp->skipping ? &discard : &pp->local);
 			discard.first = NULL;
 			continue;
 		}
@@ -392,8 +380,7 @@ void pp_collect_macros(struct pp *pp)
 	/* Only @define's (maybe inside conditionals) may be there. */
 	const struct token *t = pp_next(pp);
 	if (t->type != TOK_EOF)
-		pass1_throw(t, 0, "unexpected token in library macro file '%s'",
-			    pp->src->name);
+		pass1_throw(t, 0, "unexpected token in library macro file '%s'", pp->src->name);
 	/* No error: the file's macros become public (an error unwinds past
 	 * here, and the whole file is skipped, as SystemTap does). */
 	struct macro *m = pp->local.first;
@@ -433,11 +420,16 @@ static int has_wildcard(const char *s)
 
 static int compare_result(int cmp, const char *op)
 {
-	if (!strcmp(op, "<")) return cmp < 0;
-	if (!strcmp(op, "<=")) return cmp <= 0;
-	if (!strcmp(op, ">")) return cmp > 0;
-	if (!strcmp(op, ">=")) return cmp >= 0;
-	if (!strcmp(op, "==")) return cmp == 0;
+	if (!strcmp(op, "<"))
+		return cmp < 0;
+	if (!strcmp(op, "<="))
+		return cmp <= 0;
+	if (!strcmp(op, ">"))
+		return cmp > 0;
+	if (!strcmp(op, ">="))
+		return cmp >= 0;
+	if (!strcmp(op, "=="))
+		return cmp == 0;
 	return cmp != 0;
 }
 
@@ -453,13 +445,13 @@ static int is_compare_op(const struct token *t)
 }
 
 static const char *cond_expected =
-	"expected 'arch', 'kernel_v', 'kernel_vr', 'systemtap_v',\n"
-	"             'runtime', 'systemtap_privilege', 'CONFIG_...', or\n"
-	"             comparison between strings or integers";
+    "expected 'arch', 'kernel_v', 'kernel_vr', 'systemtap_v',\n"
+    "             'runtime', 'systemtap_privilege', 'CONFIG_...', or\n"
+    "             comparison between strings or integers";
 
 /* A version or wildcard comparison of VALUE against a string literal. */
-static int eval_version(const struct token *lhs, const struct token *op,
-			const struct token *rhs, const char *value, int versions)
+static int eval_version(const struct token *lhs, const struct token *op, const struct token *rhs,
+			const char *value, int versions)
 {
 	if (!is_compare_op(op))
 		pass1_throw(lhs, 0, "%s", cond_expected);
@@ -468,8 +460,7 @@ static int eval_version(const struct token *lhs, const struct token *op,
 	if (rhs->type != TOK_STRING)
 		pass1_throw(rhs, 0, "expected string literal");
 	int eq = !strcmp(op->content, "==");
-	if (!versions || ((eq || !strcmp(op->content, "!=")) &&
-			  has_wildcard(rhs->content))) {
+	if (!versions || ((eq || !strcmp(op->content, "!=")) && has_wildcard(rhs->content))) {
 		int m = fnmatch(rhs->content, value, 0) == 0;
 		return eq ? m : !m;
 	}
@@ -482,15 +473,13 @@ static const char *config_value(const char *name)
 }
 
 /* CONFIG_X op (STRING | NUMBER | CONFIG_Y) */
-static int eval_config(const struct token *lhs, const struct token *op,
-		       const struct token *rhs)
+static int eval_config(const struct token *lhs, const struct token *op, const struct token *rhs)
 {
 	const char *value = config_value(lhs->content);
 	if (rhs->type == TOK_IDENT && !strncmp(rhs->content, "CONFIG_", 7)) {
 		if (!is_compare_op(op))
 			pass1_throw(lhs, 0, "%s", cond_expected);
-		return compare_result(strcmp(value, config_value(rhs->content)),
-				      op->content);
+		return compare_result(strcmp(value, config_value(rhs->content)), op->content);
 	}
 	if (rhs->type == TOK_NUMBER) {
 		int64_t a = 0, b = 0;
@@ -503,8 +492,9 @@ static int eval_config(const struct token *lhs, const struct token *op,
 		return compare_result(a < b ? -1 : a > b, op->content);
 	}
 	if (rhs->type != TOK_STRING)
-		pass1_throw(rhs, 0, "expected string, number literal or other "
-				    "CONFIG_... as right side operand");
+		pass1_throw(rhs, 0,
+			    "expected string, number literal or other "
+			    "CONFIG_... as right side operand");
 	return eval_version(lhs, op, rhs, value, 0);
 }
 
@@ -536,21 +526,18 @@ static int eval_term(struct pp *pp, const struct token *open)
 		if (!strcmp(n, "kernel_vr"))
 			return eval_version(lhs, op, rhs, kernel_release(pp->s, 1), 1);
 		if (!strcmp(n, "systemtap_v"))
-			return eval_version(lhs, op, rhs,
-					    pp->s && pp->s->compat_version ? pp->s->compat_version
-									    : "4.8",
-					    1);
+			return eval_version(
+			    lhs, op, rhs,
+			    pp->s && pp->s->compat_version ? pp->s->compat_version : "4.8", 1);
 		if (!strcmp(n, "guru_mode")) {
 			int64_t v = 0;
-			if (rhs->type != TOK_NUMBER ||
-			    lexer_number_value(rhs->content, &v))
+			if (rhs->type != TOK_NUMBER || lexer_number_value(rhs->content, &v))
 				pass1_throw(rhs, 0, "expected number literal");
 			int cmp = (pp->s->guru ? 1 : 0) - (int)v;
 			return compare_result(cmp, op->content);
 		}
 	}
-	if ((lhs->type != TOK_NUMBER && lhs->type != TOK_STRING) ||
-	    !is_compare_op(op))
+	if ((lhs->type != TOK_NUMBER && lhs->type != TOK_STRING) || !is_compare_op(op))
 		pass1_throw(lhs, 0, "%s", cond_expected);
 	if (lhs->type == TOK_NUMBER) {
 		int64_t a, b;
@@ -568,8 +555,7 @@ static int eval_term(struct pp *pp, const struct token *open)
 }
 
 /* COND -> term ('&&' term)* ('||' ...)* ; returns the token after it. */
-static int eval_condition(struct pp *pp, const struct token *open,
-			  const struct token **after)
+static int eval_condition(struct pp *pp, const struct token *open, const struct token **after)
 {
 	int result = 0, conj = 1;
 	for (;;) {
@@ -588,8 +574,7 @@ static int eval_condition(struct pp *pp, const struct token *open,
 
 /* Skip a branch up to its %: (if STOP_AT_ELSE) or %) at this level.
  * Returns the token that ended it. */
-static const struct token *skip_branch(struct pp *pp, const struct cond *c,
-				       int stop_at_else)
+static const struct token *skip_branch(struct pp *pp, const struct cond *c, int stop_at_else)
 {
 	int depth = 0;
 	pp->skipping++;
@@ -645,10 +630,8 @@ const struct token *pp_next(struct pp *pp)
 			}
 			if (!strcmp(o, "%?") || !strcmp(o, "%:") || !strcmp(o, "%)")) {
 				struct cond *c = pp->conds;
-				if (!c || !strcmp(o, "%?") ||
-				    (!strcmp(o, "%:") && c->taking_else))
-					pass1_throw(t, 0,
-						    "incomplete conditional - missing '%%('");
+				if (!c || !strcmp(o, "%?") || (!strcmp(o, "%:") && c->taking_else))
+					pass1_throw(t, 0, "incomplete conditional - missing '%%('");
 				if (!strcmp(o, "%:"))
 					skip_branch(pp, c, 0);
 				pp->conds = c->up;

@@ -31,7 +31,7 @@ const struct token *pp_next(struct pp *pp);
 
 /* Raised by the preprocessor and the parser: report a parse error at TOK
  * ("saw:" if SAW else "at:") and unwind to the parser's recovery point. */
-STAP_NORETURN void pass1_throw(const struct token *tok, int saw,
-			       const char *fmt, ...) STAP_PRINTF(3, 4);
+STAP_NORETURN void pass1_throw(const struct token *tok, int saw, const char *fmt, ...)
+    STAP_PRINTF(3, 4);
 
 #endif

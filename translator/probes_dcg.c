@@ -10,8 +10,8 @@
 
 static const char *const dcg_subnames[] = {"call", "return", NULL};
 
-static enum pp_result resolve_dcg(struct elab *c, struct probe_point *pp,
-				  struct derived_probe *dp, struct pp_error *err)
+static enum pp_result resolve_dcg(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+				  struct pp_error *err)
 {
 	struct probe_component *c0 = pp->components.v[0];
 

@@ -63,7 +63,7 @@ KERNEL_KIND(tracepoint)
 KERNEL_KIND(json_data)
 
 const struct probe_kind_ops *const probes_kernel_ops[] = {
-    &kind_kernel,    &kind_module,  &kind_kprobe,     &kind_syscall, &kind_nd_syscall,
-    &kind_netfilter, &kind_perf,    &kind_procfs,     &kind_hrtimer, &kind_java,
+    &kind_kernel,    &kind_module,  &kind_kprobe,     &kind_syscall,   &kind_nd_syscall,
+    &kind_netfilter, &kind_perf,    &kind_procfs,     &kind_hrtimer,   &kind_java,
     &kind_python2,   &kind_python3, &kind_tracepoint, &kind_json_data, NULL,
 };

@@ -23,9 +23,9 @@
 #include "shellcmd.h"
 #include "proc_image.h"
 
-static const char *const process_subnames[] = {"function", "library", "mark", "provider",
-						"statement", "plt", "begin", "end", "thread",
-						"syscall", NULL};
+static const char *const process_subnames[] = {"function",  "library", "mark",	"provider",
+					       "statement", "plt",     "begin", "end",
+					       "thread",    "syscall", NULL};
 
 /* Opened modules live for the whole run (target variables need them). */
 static struct vec mods; /* struct dwq_mod * */
@@ -83,7 +83,8 @@ static char *command_program(const char *cmd)
 	}
 	for (;;) {
 		cmd += strspn(cmd, " \t");
-		size_t n = strspn(cmd, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
+		size_t n =
+		    strspn(cmd, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
 		if (n == 4 && !strncmp(cmd, "exec", 4) && (cmd[4] == ' ' || cmd[4] == '\t')) {
 			cmd += 4;
 			continue;
@@ -197,8 +198,8 @@ static enum pp_result no_function(struct dwq_mod *m, const char *spec, const cha
 /* The .function(...) component is pp->components.v[fi]; lib: the
  * .library(...) module (absolute path) or NULL for the executable. */
 static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
-					struct derived_probe *dp, const char *exe,
-					const char *lib, int fi, struct pp_error *err)
+					struct derived_probe *dp, const char *exe, const char *lib,
+					int fi, struct pp_error *err)
 {
 	struct probe_component *c1 = pp->components.v[fi];
 	struct probe_component *c2 = pp->components.n > fi + 1 ? pp->components.v[fi + 1] : NULL;
@@ -290,8 +291,8 @@ static Dwarf_Off function_die_at(struct dwq_mod *m, const char *fname, uint64_t 
 	Dwarf_Off die = 0;
 	char msg[DWQ_ERRLEN];
 
-	if (!fname || dwq_functions(m, fname, DWQ_CALL, DWQ_PROLOGUE_NEVER, 0, &fs, msg,
-				    sizeof msg) < 0)
+	if (!fname ||
+	    dwq_functions(m, fname, DWQ_CALL, DWQ_PROLOGUE_NEVER, 0, &fs, msg, sizeof msg) < 0)
 		return 0;
 	for (size_t i = 0; i < fs.n && !die; i++)
 		if (fs.v[i].has_dwarf && fs.v[i].entry <= pc &&
@@ -328,8 +329,8 @@ static const char *prefix_of(const char *exe, const char *lib, char *buf, size_t
  * pp->components.v[si]. An absolute address is where the code runs (no
  * load bias); a plain one is an ELF vaddr of the module. */
 static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
-					 struct derived_probe *dp, const char *exe,
-					 const char *lib, int si, struct pp_error *err)
+					 struct derived_probe *dp, const char *exe, const char *lib,
+					 int si, struct pp_error *err)
 {
 	struct probe_component *cs = pp->components.v[si];
 	struct probe_component *cn = pp->components.n > si + 1 ? pp->components.v[si + 1] : NULL;
@@ -408,9 +409,8 @@ static enum pp_result resolve_statements(struct elab *c, struct probe_point *pp,
 }
 
 /* .plt("PATTERN") at pp->components.v[pi]: one probe per PLT stub. */
-static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp,
-				   struct derived_probe *dp, const char *exe, const char *lib,
-				   int pi, struct pp_error *err)
+static enum pp_result resolve_plts(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+				   const char *exe, const char *lib, int pi, struct pp_error *err)
 {
 	struct probe_component *cp = pp->components.v[pi];
 	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
@@ -516,14 +516,15 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 		d->kind = PK_PROCESS_FUNCTION;
 		/* SystemTap's pp() is the marker's address; pn() names it as
 		 * written, the provider only if one was given */
-		d->pp = xasprintf("process(\"%s\").statement(0x%llx)", file,
-				  (unsigned long long)m->pc);
+		d->pp =
+		    xasprintf("process(\"%s\").statement(0x%llx)", file, (unsigned long long)m->pc);
 		char *prov = provider ? xasprintf(".provider(\"%s\")", m->provider) : NULL;
 		d->point_pn = xasprintf("%s%s.mark(\"%s\")", pre, prov ? prov : "", m->name);
 		free(prov);
 		if (lib)
-			d->point_from = xasprintf("process(\"%s\").library(\"%s\").statement(0x%llx)",
-						  exe, lib_arg(pp), (unsigned long long)m->pc);
+			d->point_from =
+			    xasprintf("process(\"%s\").library(\"%s\").statement(0x%llx)", exe,
+				      lib_arg(pp), (unsigned long long)m->pc);
 		d->module = proc_image(c->s, exe);
 		d->library = lib ? proc_image(c->s, lib) : NULL;
 		d->addr = m->pc;
@@ -572,7 +573,6 @@ static void to_call(struct expr *e, const char *name, int n, const int64_t *args
 		vec_push(&e->args, num_expr(tok, args[i]));
 }
 
-
 /* --skip-badvars: a variable that cannot be found reads as 0. */
 static int badvar_zero(struct mark_lower *L, struct expr *e)
 {
@@ -608,8 +608,9 @@ static int lower_mark_arg(struct expr *e, const struct sdt_arg *a, char *msg, si
 		return 0;
 	case SDT_ARG_MEM:
 		if (a->index != SDT_REG_NONE || a->reg == SDT_REG_NONE)
-			to_call(e, "__tvar_memx", 6,
-				(int64_t[]){a->reg, a->index, a->scale, a->offset, size, a->is_signed});
+			to_call(
+			    e, "__tvar_memx", 6,
+			    (int64_t[]){a->reg, a->index, a->scale, a->offset, size, a->is_signed});
 		else
 			to_call(e, "__tvar_mem", 4,
 				(int64_t[]){a->reg, a->offset, size, a->is_signed});
@@ -779,7 +780,9 @@ void proc_lower_marks(struct elab *c, int from)
 		struct mark_lower L = {c, dp->mark, dp->kind == PK_PROCESS_SYSCALL_RETURN,
 				       dp->plt_name};
 		walk_stmt(p->body, NULL,
-			  sys ? lower_syscall_expr : dp->plt_name ? lower_plt_expr : lower_mark_expr,
+			  sys		     ? lower_syscall_expr
+			      : dp->plt_name ? lower_plt_expr
+					     : lower_mark_expr,
 			  &L);
 	}
 }
@@ -848,8 +851,7 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 	struct probe_component *c0 = pp->components.v[0];
 	struct session *s = c->s;
 	if (pp->components.n < 2)
-		return pp_fail(err, c0->tok,
-			       "probe point truncated (follow:  begin end function)");
+		return pp_fail(err, c0->tok, "probe point truncated (follow:  begin end function)");
 	struct probe_component *c1 = pp->components.v[1];
 	const char *what = c1->functor;
 	int is_begin = !strcmp(what, "begin"), is_end = !strcmp(what, "end");
@@ -860,8 +862,7 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 	int is_thread = !strcmp(what, "thread"), is_syscall = !strcmp(what, "syscall");
 	if (!is_begin && !is_end && !is_function && !is_library && !is_mark && !is_stmt &&
 	    !is_plt && !is_thread && !is_syscall) {
-		static const char *const later[] = {
-		    "insn", "data", NULL};
+		static const char *const later[] = {"insn", "data", NULL};
 		for (int i = 0; later[i]; i++)
 			if (!strcmp(what, later[i]))
 				return pp_fail(err, c1->tok,
@@ -870,8 +871,7 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		struct vec names = {0};
 		for (int i = 0; process_subnames[i]; i++)
 			vec_push(&names, (void *)process_subnames[i]);
-		return pp_fail(err, c1->tok, "probe point mismatch%s",
-			       elab_suggest(what, &names));
+		return pp_fail(err, c1->tok, "probe point mismatch%s", elab_suggest(what, &names));
 	}
 	enum probe_kind kind = is_begin ? PK_PROCESS_BEGIN : PK_PROCESS_END;
 	if (is_thread || is_syscall) {
@@ -880,9 +880,10 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 			return pp_fail(err, c1->tok, "invalid suffix for probe");
 		if (is_thread && !c2)
 			return pp_fail(err, c1->tok, "probe point truncated (follow:  begin end)");
-		if (c2 && (pp->components.n > 3 || c2->arg ||
-			   (is_thread && strcmp(c2->functor, "begin") && strcmp(c2->functor, "end")) ||
-			   (is_syscall && strcmp(c2->functor, "return"))))
+		if (c2 &&
+		    (pp->components.n > 3 || c2->arg ||
+		     (is_thread && strcmp(c2->functor, "begin") && strcmp(c2->functor, "end")) ||
+		     (is_syscall && strcmp(c2->functor, "return"))))
 			return pp_fail(err, c2->tok, "probe point mismatch%s",
 				       is_thread ? " (similar: begin end)" : " (similar: return)");
 		if (is_thread)
@@ -891,9 +892,10 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		else
 			kind = c2 ? PK_PROCESS_SYSCALL_RETURN : PK_PROCESS_SYSCALL;
 	} else if ((is_begin || is_end) && (c1->arg || pp->components.n > 2))
-		return pp_fail(err, pp->components.n > 2
-					? ((struct probe_component *)pp->components.v[2])->tok
-					: c1->tok,
+		return pp_fail(err,
+			       pp->components.n > 2
+				   ? ((struct probe_component *)pp->components.v[2])->tok
+				   : c1->tok,
 			       "invalid suffix for probe");
 	/* ptrace can only watch processes it starts or attaches to. */
 	if (s->last_pass >= 5 && !s->target_cmd && !s->target_pid)
@@ -930,8 +932,8 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 		return resolve_library(c, pp, dp, exe, any, err);
 	if (is_mark || is_stmt || is_plt) {
 		if (any)
-			return pp_fail(err, c0->tok, "process.%s probes need a path, -c CMD or -x PID",
-				       what);
+			return pp_fail(err, c0->tok,
+				       "process.%s probes need a path, -c CMD or -x PID", what);
 		if (is_stmt)
 			return resolve_statements(c, pp, dp, exe, NULL, 1, err);
 		if (is_plt)
@@ -941,11 +943,11 @@ static enum pp_result resolve_process(struct elab *c, struct probe_point *pp,
 	dp->kind = kind;
 	/* SystemTap's pp() keeps a bare process.begin as written */
 	if (exe && c0->arg) {
-		const char *tail = kind == PK_PROCESS_THREAD_BEGIN	? "thread.begin"
-				   : kind == PK_PROCESS_THREAD_END	? "thread.end"
-				   : kind == PK_PROCESS_SYSCALL		? "syscall"
-				   : kind == PK_PROCESS_SYSCALL_RETURN	? "syscall.return"
-									: what;
+		const char *tail = kind == PK_PROCESS_THREAD_BEGIN ? "thread.begin"
+		    : kind == PK_PROCESS_THREAD_END		   ? "thread.end"
+		    : kind == PK_PROCESS_SYSCALL		   ? "syscall"
+		    : kind == PK_PROCESS_SYSCALL_RETURN		   ? "syscall.return"
+								   : what;
 		dp->pp = xasprintf("process(\"%s\").%s", exe, tail);
 	}
 	dp->module = proc_image(c->s, exe);

@@ -11,11 +11,11 @@
 struct proc_point {
 	struct dwq_mod *mod;
 	Dwarf_Off func_die; /* 0: no DWARF */
-	uint64_t pc;        /* the probed vaddr */
+	uint64_t pc;	    /* the probed vaddr */
 	uint64_t entry_pc;  /* .return: where @entry values are taken (after
 			       the prologue, where parameters are located) */
 	int is_return;
-	const char *func;   /* the function's name */
+	const char *func; /* the function's name */
 };
 
 /* Rewrite the target variables ($x, $return, $$parms, ...) of derived

@@ -28,7 +28,7 @@ struct lower {
 	struct elab *c;
 	struct proc_point *pt;
 	int errors;
-	int quiet;          /* @defined trial: count errors, report none */
+	int quiet;	    /* @defined trial: count errors, report none */
 	struct vec defined; /* @defined nodes folded to numbers */
 	struct entries *en; /* $x$ in a .return probe: values taken at entry */
 };
@@ -43,13 +43,12 @@ static struct expr *number(const struct token *tok, int64_t n)
 static int scalar_kind(enum dwv_tkind k)
 {
 	return k == DWV_T_INT || k == DWV_T_CHAR || k == DWV_T_BOOL || k == DWV_T_ENUM ||
-	       k == DWV_T_POINTER;
+	    k == DWV_T_POINTER;
 }
 
 /* ---- general accesses: members, indexes, &, @var, @cast, $x$ ---- */
 
-static struct expr *call_expr(const struct token *tok, const char *name, int n,
-			      struct expr **args)
+static struct expr *call_expr(const struct token *tok, const char *name, int n, struct expr **args)
 {
 	struct expr *e = expr_new(E_CALL, tok);
 	e->str = name;
@@ -58,8 +57,7 @@ static struct expr *call_expr(const struct token *tok, const char *name, int n,
 	return e;
 }
 
-static struct expr *binary(const struct token *tok, const char *op, struct expr *l,
-			   struct expr *r)
+static struct expr *binary(const struct token *tok, const char *op, struct expr *l, struct expr *r)
 {
 	struct expr *e = expr_new(E_BINARY, tok);
 	e->op = op;
@@ -154,10 +152,10 @@ static struct expr *access_expr(const struct token *tok, const struct dwv_access
 	int64_t size = ty->size > 0 && ty->size <= 8 ? ty->size : 8;
 	int64_t sign = ty->kind == DWV_T_POINTER ? 0 : ty->is_signed;
 	if (a->bit_size) {
-		struct expr *raw = in_mem ? call_expr(tok, "__tvar_read", 3,
-						      (struct expr *[]){x, number(tok, size),
-									number(tok, 0)})
-					  : x;
+		struct expr *raw = in_mem
+		    ? call_expr(tok, "__tvar_read", 3,
+				(struct expr *[]){x, number(tok, size), number(tok, 0)})
+		    : x;
 		return call_expr(tok, "__tvar_bits", 4,
 				 (struct expr *[]){raw, number(tok, a->bit_offset),
 						   number(tok, a->bit_size), number(tok, sign)});
@@ -209,8 +207,7 @@ static void ref_free(struct target_ref *r)
 static int lower_expr(struct expr *e, void *arg);
 
 /* Find the base of E (variable, @var or @cast type) and its steps. */
-static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, char *msg,
-		       size_t len)
+static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, char *msg, size_t len)
 {
 	struct proc_point *pt = L->pt;
 	int rc;
@@ -359,14 +356,16 @@ static struct expr *pretty_print_expr(const struct token *tok, struct dwv_pretty
 			struct expr *p = access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
 			if (p && en)
 				p = entry_slot(en, p);
-			x = p ? call_expr(tok, "__tvar_quoted", 2, (struct expr *[]){p, number(tok, -1)})
+			x = p ? call_expr(tok, "__tvar_quoted", 2,
+					  (struct expr *[]){p, number(tok, -1)})
 			      : NULL;
 		} else {
 			struct expr *p = access_expr(tok, &pa->acc, NULL, 0, NULL, 1, msg, len);
 			int64_t n = pa->acc.type.count > 0 ? pa->acc.type.count : -1;
 			if (p && en)
 				p = entry_slot(en, p);
-			x = p ? call_expr(tok, "__tvar_quoted", 2, (struct expr *[]){p, number(tok, n)})
+			x = p ? call_expr(tok, "__tvar_quoted", 2,
+					  (struct expr *[]){p, number(tok, n)})
 			      : NULL;
 		}
 		if (!x) {
@@ -440,8 +439,7 @@ static int lower_scope_return(struct lower *L, struct expr *e, char *msg, size_t
 
 /* $$parms, $$locals, $$vars (and with $ / $$); with EN (.return probes)
  * the values are those at the function's entry. */
-static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char *msg,
-		       size_t len)
+static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char *msg, size_t len)
 {
 	struct proc_point *pt = L->pt;
 	/* A function known only from the symbol table (crt code under a
@@ -461,16 +459,16 @@ static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char
 		}
 		return -1;
 	}
-	enum dwv_which which = !strcmp(e->str, "$$parms")	 ? DWV_PARMS
-			       : !strcmp(e->str, "$$locals") ? DWV_LOCALS
-							     : DWV_ALL;
+	enum dwv_which which = !strcmp(e->str, "$$parms") ? DWV_PARMS
+	    : !strcmp(e->str, "$$locals")		  ? DWV_LOCALS
+							  : DWV_ALL;
 	struct dwv_pretty pr;
 	if (pt->is_return && !en) {
 		snprintf(msg, len, "%s in .return probes is not supported here", e->str);
 		return -1;
 	}
-	if (dwv_pretty_scope(pt->mod, en ? pt->entry_pc : pt->pc, which, e->pretty, &pr, msg,
-			     len) < 0)
+	if (dwv_pretty_scope(pt->mod, en ? pt->entry_pc : pt->pc, which, e->pretty, &pr, msg, len) <
+	    0)
 		return -1;
 	struct expr *x = pretty_print_expr(e->tok, &pr, en, msg, len);
 	if (!x)
@@ -514,7 +512,8 @@ static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *writ
 		dwv_access_free(&a);
 		goto done;
 	}
-	if (write_value && !a.nops && (a.loc.kind == DWV_LOC_VALUE || a.loc.kind == DWV_LOC_CONST)) {
+	if (write_value && !a.nops &&
+	    (a.loc.kind == DWV_LOC_VALUE || a.loc.kind == DWV_LOC_CONST)) {
 		snprintf(msg, len, "cannot write to a target variable whose value is computed");
 		dwv_access_free(&a);
 		goto done;
@@ -539,8 +538,9 @@ done:
 
 static int is_ref(const struct expr *e)
 {
-	return e && ((e->kind == E_TARGET && e->str && strncmp(e->str, "$$", 2)) ||
-		     e->kind == E_ATVAR || e->kind == E_CAST);
+	return e &&
+	    ((e->kind == E_TARGET && e->str && strncmp(e->str, "$$", 2)) || e->kind == E_ATVAR ||
+	     e->kind == E_CAST);
 }
 
 /* Does E lower without error? (@defined) */
@@ -613,7 +613,8 @@ static int lower_expr(struct expr *e, void *arg)
 			return 1;
 		}
 		if (strcmp(e->op, "=")) {
-			fail_at(L, e, e->tok, "only '=' assignments to target variables are supported");
+			fail_at(L, e, e->tok,
+				"only '=' assignments to target variables are supported");
 			return 1;
 		}
 		walk_expr(e->right, lower_expr, L);
@@ -776,8 +777,8 @@ static void fold_defined_in(struct elab *c, struct probe *p, struct vec *nodes)
 
 static int has_target(struct expr *e, void *arg)
 {
-	if (e->kind == E_TARGET || e->kind == E_ENTRY || e->kind == E_ATVAR ||
-	    e->kind == E_CAST || e->kind == E_DEFINED)
+	if (e->kind == E_TARGET || e->kind == E_ENTRY || e->kind == E_ATVAR || e->kind == E_CAST ||
+	    e->kind == E_DEFINED)
 		*(int *)arg = 1;
 	return 0;
 }

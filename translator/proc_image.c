@@ -54,7 +54,8 @@ static int find_mapping(long pid, const char *path, struct mapping *m)
 	while (f && !found && fgets(line, sizeof line, f)) {
 		int pos = 0;
 		if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu %n", &m->lo, &m->hi, &m->dev_major,
-			   &m->dev_minor, &m->ino, &pos) < 5 || !pos)
+			   &m->dev_minor, &m->ino, &pos) < 5 ||
+		    !pos)
 			continue;
 		char *name = line + pos;
 		name[strcspn(name, "\n")] = '\0';
@@ -85,8 +86,9 @@ static const char *find_image(long pid, const char *path)
 	    now.st_ino == m.ino)
 		return path; /* the file there is what it runs */
 	char *exe = proc_exe_path(pid);
-	char *img = exe && !strcmp(exe, name) ? xasprintf("/proc/%ld/exe", pid)
-					      : xasprintf("/proc/%ld/map_files/%lx-%lx", pid, m.lo, m.hi);
+	char *img = exe && !strcmp(exe, name)
+	    ? xasprintf("/proc/%ld/exe", pid)
+	    : xasprintf("/proc/%ld/map_files/%lx-%lx", pid, m.lo, m.hi);
 	free(exe);
 	if (stat(img, &old) == 0 && access(img, R_OK) == 0)
 		return img;

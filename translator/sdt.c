@@ -18,7 +18,7 @@
 #define NT_STAPSDT 3
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -38,15 +38,14 @@ struct regname {
 };
 
 static const struct regname regnames[] = {
-	{"rax", 0, 64, 0}, {"eax", 0, 32, 0}, {"ax", 0, 16, 0}, {"al", 0, 8, 0}, {"ah", 0, 8, 1},
-	{"rdx", 1, 64, 0}, {"edx", 1, 32, 0}, {"dx", 1, 16, 0}, {"dl", 1, 8, 0}, {"dh", 1, 8, 1},
-	{"rcx", 2, 64, 0}, {"ecx", 2, 32, 0}, {"cx", 2, 16, 0}, {"cl", 2, 8, 0}, {"ch", 2, 8, 1},
-	{"rbx", 3, 64, 0}, {"ebx", 3, 32, 0}, {"bx", 3, 16, 0}, {"bl", 3, 8, 0}, {"bh", 3, 8, 1},
-	{"rsi", 4, 64, 0}, {"esi", 4, 32, 0}, {"si", 4, 16, 0}, {"sil", 4, 8, 0},
-	{"rdi", 5, 64, 0}, {"edi", 5, 32, 0}, {"di", 5, 16, 0}, {"dil", 5, 8, 0},
-	{"rbp", 6, 64, 0}, {"ebp", 6, 32, 0}, {"bp", 6, 16, 0}, {"bpl", 6, 8, 0},
-	{"rsp", 7, 64, 0}, {"esp", 7, 32, 0}, {"sp", 7, 16, 0}, {"spl", 7, 8, 0},
-	{"rip", 16, 64, 0},
+    {"rax", 0, 64, 0}, {"eax", 0, 32, 0},  {"ax", 0, 16, 0},  {"al", 0, 8, 0},	 {"ah", 0, 8, 1},
+    {"rdx", 1, 64, 0}, {"edx", 1, 32, 0},  {"dx", 1, 16, 0},  {"dl", 1, 8, 0},	 {"dh", 1, 8, 1},
+    {"rcx", 2, 64, 0}, {"ecx", 2, 32, 0},  {"cx", 2, 16, 0},  {"cl", 2, 8, 0},	 {"ch", 2, 8, 1},
+    {"rbx", 3, 64, 0}, {"ebx", 3, 32, 0},  {"bx", 3, 16, 0},  {"bl", 3, 8, 0},	 {"bh", 3, 8, 1},
+    {"rsi", 4, 64, 0}, {"esi", 4, 32, 0},  {"si", 4, 16, 0},  {"sil", 4, 8, 0},	 {"rdi", 5, 64, 0},
+    {"edi", 5, 32, 0}, {"di", 5, 16, 0},   {"dil", 5, 8, 0},  {"rbp", 6, 64, 0}, {"ebp", 6, 32, 0},
+    {"bp", 6, 16, 0},  {"bpl", 6, 8, 0},   {"rsp", 7, 64, 0}, {"esp", 7, 32, 0}, {"sp", 7, 16, 0},
+    {"spl", 7, 8, 0},  {"rip", 16, 64, 0},
 };
 
 static int lookup_reg(const char *s, size_t n, int *reg, int *bits, int *high)
@@ -91,10 +90,10 @@ static int lookup_reg(const char *s, size_t n, int *reg, int *bits, int *high)
 const char *sdt_reg_name(int reg, int bits, int high)
 {
 	static const char *const rn[][4] = {
-		{"r8", "r8d", "r8w", "r8b"},     {"r9", "r9d", "r9w", "r9b"},
-		{"r10", "r10d", "r10w", "r10b"}, {"r11", "r11d", "r11w", "r11b"},
-		{"r12", "r12d", "r12w", "r12b"}, {"r13", "r13d", "r13w", "r13b"},
-		{"r14", "r14d", "r14w", "r14b"}, {"r15", "r15d", "r15w", "r15b"},
+	    {"r8", "r8d", "r8w", "r8b"},     {"r9", "r9d", "r9w", "r9b"},
+	    {"r10", "r10d", "r10w", "r10b"}, {"r11", "r11d", "r11w", "r11b"},
+	    {"r12", "r12d", "r12w", "r12b"}, {"r13", "r13d", "r13w", "r13b"},
+	    {"r14", "r14d", "r14w", "r14b"}, {"r15", "r15d", "r15w", "r15b"},
 	};
 	int w = bits == 64 ? 0 : bits == 32 ? 1 : bits == 16 ? 2 : 3;
 
@@ -285,8 +284,9 @@ static int elf_lookup(void *arg, const char *name, uint64_t *vaddr)
 		GElf_Shdr sh;
 		Elf_Data *d;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym s;
@@ -418,14 +418,15 @@ int sdt_read(const char *path, struct sdt_probes *out, char *err, size_t errlen)
 		GElf_Nhdr nh;
 		size_t off = 0, noff, doff;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
 			if (nh.n_type != NT_STAPSDT || nh.n_namesz != 8 ||
 			    memcmp((char *)d->d_buf + noff, "stapsdt", 8) != 0)
 				continue;
-			add_probe(out, &cap, elf, (const unsigned char *)d->d_buf + doff, nh.n_descsz,
-				  is64, have_base, base_addr);
+			add_probe(out, &cap, elf, (const unsigned char *)d->d_buf + doff,
+				  nh.n_descsz, is64, have_base, base_addr);
 		}
 	}
 	elf_end(elf);

@@ -16,10 +16,22 @@
 /* x86-64 DWARF register numbers (as in the ABI), used for operands. */
 enum sdt_reg {
 	SDT_REG_NONE = -1,
-	SDT_REG_RAX = 0, SDT_REG_RDX, SDT_REG_RCX, SDT_REG_RBX,
-	SDT_REG_RSI, SDT_REG_RDI, SDT_REG_RBP, SDT_REG_RSP,
-	SDT_REG_R8, SDT_REG_R9, SDT_REG_R10, SDT_REG_R11,
-	SDT_REG_R12, SDT_REG_R13, SDT_REG_R14, SDT_REG_R15,
+	SDT_REG_RAX = 0,
+	SDT_REG_RDX,
+	SDT_REG_RCX,
+	SDT_REG_RBX,
+	SDT_REG_RSI,
+	SDT_REG_RDI,
+	SDT_REG_RBP,
+	SDT_REG_RSP,
+	SDT_REG_R8,
+	SDT_REG_R9,
+	SDT_REG_R10,
+	SDT_REG_R11,
+	SDT_REG_R12,
+	SDT_REG_R13,
+	SDT_REG_R14,
+	SDT_REG_R15,
 	SDT_REG_RIP = 16,
 };
 
@@ -41,14 +53,14 @@ struct sdt_arg {
 	int index;     /* MEM index register or SDT_REG_NONE */
 	int scale;     /* 1, 2, 4, 8 */
 	int64_t offset;
-	char *symbol;  /* ABS: the symbol named in the operand (may be NULL) */
-	char *text;    /* the operand as written, e.g. "-4@-4(%rbp)" */
+	char *symbol; /* ABS: the symbol named in the operand (may be NULL) */
+	char *text;   /* the operand as written, e.g. "-4@-4(%rbp)" */
 };
 
 struct sdt_probe {
 	char *provider;
 	char *name;
-	uint64_t pc;        /* the nop at the marker */
+	uint64_t pc;	    /* the nop at the marker */
 	uint64_t semaphore; /* 0 if none: a 16-bit counter to increment */
 	char *args_text;    /* e.g. "-4@%edi 8@-16(%rbp)" */
 	int nargs;

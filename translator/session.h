@@ -11,15 +11,15 @@ enum probe_kind {
 	PK_END,
 	PK_ERROR,
 	PK_NEVER,
-	PK_TIMER, /* timer.s/ms/us/ns/hz/jiffies, with .randomize */
-	PK_PROCESS_FUNCTION, /* process(...).function(...)[.call] */
-	PK_PROCESS_RETURN,   /* process(...).function(...).return */
-	PK_PROCESS_BEGIN,    /* process[(...)].begin */
-	PK_PROCESS_END,      /* process[(...)].end */
-	PK_PROCESS_THREAD_BEGIN,    /* process[(...)].thread.begin */
-	PK_PROCESS_THREAD_END,      /* process[(...)].thread.end */
-	PK_PROCESS_SYSCALL,         /* process[(...)].syscall */
-	PK_PROCESS_SYSCALL_RETURN,  /* process[(...)].syscall.return */
+	PK_TIMER,		   /* timer.s/ms/us/ns/hz/jiffies, with .randomize */
+	PK_PROCESS_FUNCTION,	   /* process(...).function(...)[.call] */
+	PK_PROCESS_RETURN,	   /* process(...).function(...).return */
+	PK_PROCESS_BEGIN,	   /* process[(...)].begin */
+	PK_PROCESS_END,		   /* process[(...)].end */
+	PK_PROCESS_THREAD_BEGIN,   /* process[(...)].thread.begin */
+	PK_PROCESS_THREAD_END,	   /* process[(...)].thread.end */
+	PK_PROCESS_SYSCALL,	   /* process[(...)].syscall */
+	PK_PROCESS_SYSCALL_RETURN, /* process[(...)].syscall.return */
 	PK_DCG_CALL,   /* __dynamic_call_graph.call (tapset alias dynamic_call_graph.call) */
 	PK_DCG_RETURN, /* __dynamic_call_graph.return */
 };
@@ -28,13 +28,13 @@ enum probe_kind {
  * wildcards are expanded (SystemTap's "derived probe"). */
 struct derived_probe {
 	enum probe_kind kind;
-	struct probe *probe;            /* body (alias bodies already merged) */
-	struct probe_point *point;      /* the concrete point */
-	const char *pp;                 /* pp() text, e.g. "begin", "timer.ms(100)" */
-	const char *alias_pp;           /* what the user wrote, for -p2 comments */
-	const char *pn;                 /* pn(): the outermost alias as matched
-					 * (wildcards expanded); NULL: pp */
-	int64_t sequence;               /* begin(N)/end(N)/error(N) */
+	struct probe *probe;		   /* body (alias bodies already merged) */
+	struct probe_point *point;	   /* the concrete point */
+	const char *pp;			   /* pp() text, e.g. "begin", "timer.ms(100)" */
+	const char *alias_pp;		   /* what the user wrote, for -p2 comments */
+	const char *pn;			   /* pn(): the outermost alias as matched
+					    * (wildcards expanded); NULL: pp */
+	int64_t sequence;		   /* begin(N)/end(N)/error(N) */
 	int64_t interval_ns, randomize_ns; /* timers */
 	int id;
 	/* pass 2: where messages about this probe point: the 'probe' keyword,
@@ -72,47 +72,51 @@ struct derived_probe {
 	int optional;
 };
 
-struct define { const char *name, *value; };  /* -D NAME[=VALUE] */
-struct gset { const char *name, *value; };    /* -G NAME=VALUE */
+struct define {
+	const char *name, *value;
+}; /* -D NAME[=VALUE] */
+struct gset {
+	const char *name, *value;
+}; /* -G NAME=VALUE */
 
 struct session {
 	/* command line */
-	const char *script_file;   /* NULL with -e */
-	const char *script_text;   /* -e */
-	struct vec extra_scripts;  /* -E: char *, run with the main script */
-	struct vec args;           /* script arguments: char * ($1...) */
-	char *args_used;           /* pass 1: args.n flags, $N/@N in a user file */
-	int last_pass;             /* -p, default 5 */
-	int verbose;               /* -v count */
-	struct vec include_dirs;   /* -I: char * */
-	struct vec defines;        /* -D: struct define * */
-	struct vec gsets;          /* -G: struct gset * */
-	int guru;                  /* -g */
-	int unoptimized;           /* -u */
-	int suppress_warnings;     /* -w */
-	int warnings_as_errors;    /* -W */
-	int keep_tmp;              /* -k */
-	const char *output_file;   /* -o */
-	int timeout_s;             /* -T, 0 none */
-	const char *target_cmd;    /* -c */
-	long target_pid;           /* -x, 0 none */
-	int listing;               /* -l / -L: 1 or 2 */
+	const char *script_file;  /* NULL with -e */
+	const char *script_text;  /* -e */
+	struct vec extra_scripts; /* -E: char *, run with the main script */
+	struct vec args;	  /* script arguments: char * ($1...) */
+	char *args_used;	  /* pass 1: args.n flags, $N/@N in a user file */
+	int last_pass;		  /* -p, default 5 */
+	int verbose;		  /* -v count */
+	struct vec include_dirs;  /* -I: char * */
+	struct vec defines;	  /* -D: struct define * */
+	struct vec gsets;	  /* -G: struct gset * */
+	int guru;		  /* -g */
+	int unoptimized;	  /* -u */
+	int suppress_warnings;	  /* -w */
+	int warnings_as_errors;	  /* -W */
+	int keep_tmp;		  /* -k */
+	const char *output_file;  /* -o */
+	int timeout_s;		  /* -T, 0 none */
+	const char *target_cmd;	  /* -c */
+	long target_pid;	  /* -x, 0 none */
+	int listing;		  /* -l / -L: 1 or 2 */
 	const char *listing_pattern;
-	int skip_badvars;          /* --skip-badvars */
+	int skip_badvars; /* --skip-badvars */
 	/* see doc/options.md for these */
-	int timing;                /* -t: per-probe hits and times at the end */
+	int timing;		     /* -t: per-probe hits and times at the end */
 	int suppress_handler_errors; /* --suppress-handler-errors */
-	int no_global_var_display; /* --no-global-var-display */
-	int poison_cache;          /* --poison-cache: read no cache entry */
-	int clean_cache;           /* --clean-cache: empty the cache, exit */
-	int suppress_time_limits;  /* --suppress-time-limits (-g): no MAXACTION */
+	int no_global_var_display;   /* --no-global-var-display */
+	int poison_cache;	     /* --poison-cache: read no cache entry */
+	int clean_cache;	     /* --clean-cache: empty the cache, exit */
+	int suppress_time_limits;    /* --suppress-time-limits (-g): no MAXACTION */
 	const char *runtime_dir_opt; /* -R DIR: stap_runtime.h is there */
-	int bufsize_mb;            /* -s MB, 0: the default */
-	const char *switch_spec;   /* -S SIZE[,N] for staprun */
-	const char *user_module;   /* -m NAME: the object is NAME.so, kept in . */
-	const char *kernel_release; /* -r RELEASE: kernel_v, kernel_vr */
-	const char *compat_version; /* --compatible: systemtap_v */
-	struct vec cflags;         /* -B FLAG: for the compiler at pass 4 */
+	int bufsize_mb;		     /* -s MB, 0: the default */
+	const char *switch_spec;     /* -S SIZE[,N] for staprun */
+	const char *user_module;     /* -m NAME: the object is NAME.so, kept in . */
+	const char *kernel_release;  /* -r RELEASE: kernel_v, kernel_vr */
+	const char *compat_version;  /* --compatible: systemtap_v */
+	struct vec cflags;	     /* -B FLAG: for the compiler at pass 4 */
 	enum { DUMP_NONE, DUMP_FUNCTIONS, DUMP_PROBE_TYPES, DUMP_PROBE_ALIASES } dump;
 
 	/* where things are (set by main.c: in-tree after make, else installed) */
@@ -120,25 +124,25 @@ struct session {
 	const char *runtime_include_dir;
 	const char *runtime_lib_dir;
 	const char *staprun_path;
-	const char *cache_dir;     /* NULL: caching off */
-	const char *tmpdir;        /* created by main.c; removed unless -k */
+	const char *cache_dir; /* NULL: caching off */
+	const char *tmpdir;    /* created by main.c; removed unless -k */
 
 	/* pass 1 */
 	struct stapfile *user_file;
-	struct vec extra_files;    /* struct stapfile *: the -E scripts */
-	struct vec library_files;  /* struct stapfile *: the tapset */
+	struct vec extra_files;	  /* struct stapfile *: the -E scripts */
+	struct vec library_files; /* struct stapfile *: the tapset */
 
 	/* pass 2 */
-	struct vec probes;         /* struct derived_probe *, in output order */
-	struct vec globals;        /* struct vardecl *: used globals */
-	struct vec functions;      /* struct functiondecl *: used functions */
-	struct vec embeds;         /* struct embedded_block *: top-level %{ %} */
-	int num_errors;            /* semantic errors reported */
+	struct vec probes;    /* struct derived_probe *, in output order */
+	struct vec globals;   /* struct vardecl *: used globals */
+	struct vec functions; /* struct functiondecl *: used functions */
+	struct vec embeds;    /* struct embedded_block *: top-level %{ %} */
+	int num_errors;	      /* semantic errors reported */
 
 	/* pass 3 and 4 */
-	const char *c_file;        /* generated C path */
-	const char *module_name;   /* stap_<hash> */
-	const char *object_file;   /* compiled .so path */
+	const char *c_file;	 /* generated C path */
+	const char *module_name; /* stap_<hash> */
+	const char *object_file; /* compiled .so path */
 	int cache_hit;
 };
 

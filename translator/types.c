@@ -205,9 +205,9 @@ static void infer_assign(struct tctx *tc, struct expr *e, enum exp_type t)
 		return;
 	}
 	enum exp_type sub = t;
-	struct vardecl *rv = e->right->kind == E_SYMBOL	 ? e->right->var
-			     : e->right->kind == E_INDEX ? e->right->base->var
-							 : NULL;
+	struct vardecl *rv = e->right->kind == E_SYMBOL ? e->right->var
+	    : e->right->kind == E_INDEX			? e->right->base->var
+							: NULL;
 	if (rv && rv->type == T_STATS) {
 		if (first_report(e->right))
 			elab_error(tc->c, e->right->tok, "invalid type stats");
@@ -229,9 +229,9 @@ static void infer_assign(struct tctx *tc, struct expr *e, enum exp_type t)
  * as known before this visit, then the right against the left's. */
 static void infer_compare(struct tctx *tc, struct expr *e)
 {
-	enum exp_type rt = e->right->kind == E_NUMBER	? T_LONG
-			   : e->right->kind == E_STRING ? T_STRING
-							: e->right->type;
+	enum exp_type rt = e->right->kind == E_NUMBER ? T_LONG
+	    : e->right->kind == E_STRING	      ? T_STRING
+						      : e->right->type;
 	infer(tc, e->left, rt);
 	infer(tc, e->right, e->left->type);
 	if (e->left->type == T_UNKNOWN && e->right->type != T_UNKNOWN)
@@ -263,9 +263,9 @@ static void call_args(struct tctx *tc, struct expr *e, struct functiondecl *fd)
 	for (int i = 0; i < e->args.n && i < fd->formals.n; i++) {
 		struct vardecl *f = fd->formals.v[i];
 		struct expr *a = e->args.v[i];
-		struct vardecl *av = a->kind == E_SYMBOL  ? a->var
-				     : a->kind == E_INDEX ? a->base->var
-							  : NULL;
+		struct vardecl *av = a->kind == E_SYMBOL ? a->var
+		    : a->kind == E_INDEX		 ? a->base->var
+							 : NULL;
 		if (av && av->type == T_STATS) {
 			/* Stats are no values: the parameter stays untyped. */
 			if (tc->c->assert_types && first_report(a))
@@ -343,8 +343,8 @@ static void infer_print(struct tctx *tc, struct expr *e)
 			for (int i = 1; i < e->args.n; i++) {
 				struct expr *a = e->args.v[i];
 				enum exp_type want = i - 1 < types.n
-							 ? (enum exp_type)(intptr_t)types.v[i - 1]
-							 : T_UNKNOWN;
+				    ? (enum exp_type)(intptr_t)types.v[i - 1]
+				    : T_UNKNOWN;
 				infer(tc, a, want);
 			}
 			free(types.v);

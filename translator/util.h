@@ -27,8 +27,9 @@ struct vec {
 void vec_push(struct vec *v, void *p);
 void *vec_pop(struct vec *v);
 #define vec_at(vec, i) ((vec)->v[i])
-#define vec_foreach(type, var, vecp)                                           \
-	for (int var##_i = 0; var##_i < (vecp)->n && ((var = (type)(vecp)->v[var##_i]), 1); var##_i++)
+#define vec_foreach(type, var, vecp)                                                        \
+	for (int var##_i = 0; var##_i < (vecp)->n && ((var = (type)(vecp)->v[var##_i]), 1); \
+	     var##_i++)
 
 /* A growable NUL-terminated string. Zero-initialised is empty. */
 struct strbuf {
@@ -57,7 +58,7 @@ enum debug_domain {
 	DBG_PTRACE, /* the runtime's ptrace engine, in staprun (pass 5) */
 	DBG_NDOMAINS
 };
-extern int msg_verbose;      /* number of -v */
+extern int msg_verbose;		  /* number of -v */
 extern int msg_suppress_warnings; /* -w */
 extern unsigned msg_debug_mask;
 void fatal(const char *fmt, ...) STAP_PRINTF(1, 2) STAP_NORETURN;

@@ -4,16 +4,23 @@
 
 #include <stdint.h>
 
-#define N(x) { (int64_t)(x), NULL }
-#define S(x) { 0, (x) }
-#define ARGS(...) (struct _stp_val[]){ __VA_ARGS__ }, \
-	(int)(sizeof((struct _stp_val[]){ __VA_ARGS__ }) / sizeof(struct _stp_val))
+#define N(x)                       \
+	{                          \
+		(int64_t)(x), NULL \
+	}
+#define S(x)           \
+	{              \
+		0, (x) \
+	}
+#define ARGS(...)                         \
+	(struct _stp_val[]){__VA_ARGS__}, \
+	    (int)(sizeof((struct _stp_val[]){__VA_ARGS__}) / sizeof(struct _stp_val))
 
 static struct _stp_context ctx;
 
 /* sprintf: into a MAXSTRINGLEN buffer. */
-static void check(const char *name, const char *want, const char *fmt,
-		  const struct _stp_val *args, int nargs)
+static void check(const char *name, const char *want, const char *fmt, const struct _stp_val *args,
+		  int nargs)
 {
 	char dst[4096];
 

@@ -5,17 +5,17 @@
 #include <stdlib.h>
 
 static struct _stp_context ctx;
-static const enum _stp_type LONG1[] = { STP_LONG };
-static const enum _stp_type STR1[] = { STP_STRING };
-static const enum _stp_type LS[] = { STP_LONG, STP_STRING };
+static const enum _stp_type LONG1[] = {STP_LONG};
+static const enum _stp_type STR1[] = {STP_STRING};
+static const enum _stp_type LS[] = {STP_LONG, STP_STRING};
 
-#define K1(n) ((struct _stp_val[]){ { (n), NULL } })
-#define KS(s) ((struct _stp_val[]){ { 0, (s) } })
-#define KLS(n, s) ((struct _stp_val[]){ { (n), NULL }, { 0, (s) } })
+#define K1(n) ((struct _stp_val[]){{(n), NULL}})
+#define KS(s) ((struct _stp_val[]){{0, (s)}})
+#define KLS(n, s) ((struct _stp_val[]){{(n), NULL}, {0, (s)}})
 
 /* The keys (key 0) of a foreach, as "k1 k2 ...". */
-static const char *walk(struct _stp_map *m, int col, int dir, enum _stp_stat_op op,
-			int64_t limit, const struct _stp_val *slice, unsigned mask)
+static const char *walk(struct _stp_map *m, int col, int dir, enum _stp_stat_op op, int64_t limit,
+			const struct _stp_val *slice, unsigned mask)
 {
 	static char out[1024];
 	struct _stp_map_iter *it = _stp_map_iter_start(m, col, dir, op, limit, slice, mask);
@@ -117,16 +117,19 @@ static void overflow(void)
 static void sorting(void)
 {
 	struct _stp_map *m = _stp_map_new(1, LONG1, STP_LONG, 0, 0, NULL);
-	static const int64_t keys[] = { 5, 1, 4, 2, 3 };
-	static const int64_t vals[] = { 10, 30, 10, 20, 30 };
+	static const int64_t keys[] = {5, 1, 4, 2, 3};
+	static const int64_t vals[] = {10, 30, 10, 20, 30};
 
 	for (int i = 0; i < 5; i++)
 		_stp_map_set_long(&ctx, m, K1(keys[i]), vals[i]);
-	unit_check_str("unsorted is insertion order", walk(m, -1, 1, STP_COUNT, 0, NULL, 0), "5 1 4 2 3");
+	unit_check_str("unsorted is insertion order", walk(m, -1, 1, STP_COUNT, 0, NULL, 0),
+		       "5 1 4 2 3");
 	unit_check_str("by key ascending", walk(m, 1, 1, STP_COUNT, 0, NULL, 0), "1 2 3 4 5");
 	unit_check_str("by key descending", walk(m, 1, -1, STP_COUNT, 0, NULL, 0), "5 4 3 2 1");
-	unit_check_str("by value ascending, ties stable", walk(m, 0, 1, STP_COUNT, 0, NULL, 0), "5 4 2 1 3");
-	unit_check_str("by value descending, ties stable", walk(m, 0, -1, STP_COUNT, 0, NULL, 0), "1 3 2 5 4");
+	unit_check_str("by value ascending, ties stable", walk(m, 0, 1, STP_COUNT, 0, NULL, 0),
+		       "5 4 2 1 3");
+	unit_check_str("by value descending, ties stable", walk(m, 0, -1, STP_COUNT, 0, NULL, 0),
+		       "1 3 2 5 4");
 	unit_check_str("limit", walk(m, 0, -1, STP_COUNT, 2, NULL, 0), "1 3");
 	unit_check_str("limit beyond size", walk(m, 1, 1, STP_COUNT, 10, NULL, 0), "1 2 3 4 5");
 	_stp_map_free(m);
@@ -175,7 +178,7 @@ static void delete_while_iterating(void)
 
 static void stats_values(void)
 {
-	struct _stp_hist_spec h = { STP_HIST_LINEAR, 0, 100, 10 };
+	struct _stp_hist_spec h = {STP_HIST_LINEAR, 0, 100, 10};
 	struct _stp_map *m = _stp_map_new(1, LONG1, STP_STATS, 0, 0, &h);
 
 	/* key 1: count 3 sum 30 max 20; key 2: count 1 sum 100 max 100;
@@ -186,8 +189,10 @@ static void stats_values(void)
 	_stp_map_add_stat(&ctx, m, K1(2), 100);
 	_stp_map_add_stat(&ctx, m, K1(3), 1);
 	_stp_map_add_stat(&ctx, m, K1(3), 1);
-	unit_check_long("stat count", _stp_stat_get(&ctx, _stp_map_get_stat(m, K1(1)), STP_COUNT), 3);
-	unit_check_long("absent stat count", _stp_stat_get(&ctx, _stp_map_get_stat(m, K1(9)), STP_COUNT), 0);
+	unit_check_long("stat count", _stp_stat_get(&ctx, _stp_map_get_stat(m, K1(1)), STP_COUNT),
+			3);
+	unit_check_long("absent stat count",
+			_stp_stat_get(&ctx, _stp_map_get_stat(m, K1(9)), STP_COUNT), 0);
 	unit_check_str("sorted by @count", walk(m, 0, -1, STP_COUNT, 0, NULL, 0), "1 3 2");
 	unit_check_str("sorted by @sum", walk(m, 0, -1, STP_SUM, 0, NULL, 0), "2 1 3");
 	unit_check_str("sorted by @max ascending", walk(m, 0, 1, STP_MAX, 0, NULL, 0), "3 1 2");
@@ -210,7 +215,8 @@ static void string_limits(void)
 	{
 		struct _stp_map_iter *it = _stp_map_iter_start(m, -1, 1, STP_COUNT, 0, NULL, 0);
 		_stp_map_iter_next(it);
-		unit_check_long("string key truncated", (int64_t)strlen(_stp_map_iter_key_str(it, 0)), 511);
+		unit_check_long("string key truncated",
+				(int64_t)strlen(_stp_map_iter_key_str(it, 0)), 511);
 		_stp_map_iter_end(it);
 	}
 	_stp_map_free(m);

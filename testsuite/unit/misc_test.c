@@ -36,10 +36,12 @@ static void strings(void)
 {
 	char buf[8];
 
-	unit_check_long("strlcpy returns the source length", (int64_t)_stp_strlcpy(buf, "abcdefghij", sizeof buf), 10);
+	unit_check_long("strlcpy returns the source length",
+			(int64_t)_stp_strlcpy(buf, "abcdefghij", sizeof buf), 10);
 	unit_check_str("strlcpy truncates", buf, "abcdefg");
 	_stp_strlcpy(buf, "ab", sizeof buf);
-	unit_check_long("strlcat returns the full length", (int64_t)_stp_strlcat(buf, "cdefghij", sizeof buf), 10);
+	unit_check_long("strlcat returns the full length",
+			(int64_t)_stp_strlcat(buf, "cdefghij", sizeof buf), 10);
 	unit_check_str("strlcat truncates", buf, "abcdefg");
 	_stp_strlcpy(buf, "xy", sizeof buf);
 	_stp_strlcat(buf, "z", sizeof buf);

@@ -24,7 +24,8 @@ int main(void)
 	unit_check_long("classes", _stp_regex_match(&ctx, "x9", "^[[:alpha:]][[:digit:]]$"), 1);
 	unit_check_long("empty pattern", _stp_regex_match(&ctx, "x", ""), 1);
 
-	unit_check_long("groups match", _stp_regex_match(&ctx, "key=value;", "([a-z]+)=([a-z]+)(x)?"), 1);
+	unit_check_long("groups match",
+			_stp_regex_match(&ctx, "key=value;", "([a-z]+)=([a-z]+)(x)?"), 1);
 	unit_check_str("matched(0)", matched(0), "key=value");
 	unit_check_str("matched(1)", matched(1), "key");
 	unit_check_str("matched(2)", matched(2), "value");
@@ -32,7 +33,8 @@ int main(void)
 	unit_result("unmatched group is no error", ctx.last_error == NULL, NULL);
 	unit_check_long("ngroups", _stp_regex_ngroups(&ctx), 4);
 	matched(4);
-	unit_check_str("nonexistent group", ctx.last_error, "Attempted to get nonexistent subexpression 4");
+	unit_check_str("nonexistent group", ctx.last_error,
+		       "Attempted to get nonexistent subexpression 4");
 	ctx.last_error = NULL;
 
 	_stp_regex_match(&ctx, "abc", "x");

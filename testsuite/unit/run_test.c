@@ -46,31 +46,80 @@ static int run(const struct _stp_module *m, struct _stp_run_options o)
 	return rc;
 }
 
-#define MODULE(name, ...) \
-	static const struct _stp_probe name##_probes[] = { __VA_ARGS__ }; \
-	static const struct _stp_module name = { \
-		STP_ABI_VERSION, #name, name##_probes, \
-		(int)(sizeof name##_probes / sizeof name##_probes[0]), \
-		NULL, NULL, 512, 1000, 2048, 10, 0, 100, 0 }
-#define PROBE(kind, fn, seq) { kind, fn, #fn, "x.stp:1:1", seq, 0, 0 }
-#define TIMER(fn, ns) { STP_PROBE_TIMER, fn, #fn, "x.stp:1:1", 0, ns, 0 }
+#define MODULE(name, ...)                                               \
+	static const struct _stp_probe name##_probes[] = {__VA_ARGS__}; \
+	static const struct _stp_module name = {                        \
+	    STP_ABI_VERSION,                                            \
+	    #name,                                                      \
+	    name##_probes,                                              \
+	    (int)(sizeof name##_probes / sizeof name##_probes[0]),      \
+	    NULL,                                                       \
+	    NULL,                                                       \
+	    512,                                                        \
+	    1000,                                                       \
+	    2048,                                                       \
+	    10,                                                         \
+	    0,                                                          \
+	    100,                                                        \
+	    0}
+#define PROBE(kind, fn, seq)                          \
+	{                                             \
+		kind, fn, #fn, "x.stp:1:1", seq, 0, 0 \
+	}
+#define TIMER(fn, ns)                                           \
+	{                                                       \
+		STP_PROBE_TIMER, fn, #fn, "x.stp:1:1", 0, ns, 0 \
+	}
 
-static void say(struct _stp_context *c, const char *s) { _stp_print(c, s); }
-static void b_a(struct _stp_context *c) { say(c, "a "); }
-static void b_b(struct _stp_context *c) { say(c, "b "); }
-static void b_first(struct _stp_context *c) { say(c, "first "); }
-static void b_exit(struct _stp_context *c) { say(c, "exit "); _stp_exit(c); say(c, "after-exit "); }
-static void e_end(struct _stp_context *c) { say(c, "end\n"); }
-static void e_end2(struct _stp_context *c) { say(c, "end2\n"); }
-static void e_error(struct _stp_context *c) { say(c, "error-probe\n"); }
+static void say(struct _stp_context *c, const char *s)
+{
+	_stp_print(c, s);
+}
+static void b_a(struct _stp_context *c)
+{
+	say(c, "a ");
+}
+static void b_b(struct _stp_context *c)
+{
+	say(c, "b ");
+}
+static void b_first(struct _stp_context *c)
+{
+	say(c, "first ");
+}
+static void b_exit(struct _stp_context *c)
+{
+	say(c, "exit ");
+	_stp_exit(c);
+	say(c, "after-exit ");
+}
+static void e_end(struct _stp_context *c)
+{
+	say(c, "end\n");
+}
+static void e_end2(struct _stp_context *c)
+{
+	say(c, "end2\n");
+}
+static void e_error(struct _stp_context *c)
+{
+	say(c, "error-probe\n");
+}
 static void b_div0(struct _stp_context *c)
 {
 	say(c, "div ");
 	c->last_stmt = "operator '/' at <input>:1:49";
 	_stp_div64(c, 1, 0);
 }
-static void b_quit(struct _stp_context *c) { _stp_exit(c); }
-static void b_abort(struct _stp_context *c) { say(c, "abort "); _stp_abort(c); }
+static void b_quit(struct _stp_context *c)
+{
+	_stp_exit(c);
+}
+static void b_abort(struct _stp_context *c)
+{
+	say(c, "abort ");
+	_stp_abort(c);
+}
 static void t_count(struct _stp_context *c)
 {
 	char buf[32];
@@ -84,9 +133,21 @@ static void t_err(struct _stp_context *c)
 	counter++;
 	_stp_error(c, "failure %lld", (long long)counter);
 }
-static void t_sigint(struct _stp_context *c) { say(c, "tick "); kill(getpid(), SIGINT); }
-static void t_sigterm(struct _stp_context *c) { say(c, "tick "); kill(getpid(), SIGTERM); }
-static void b_target(struct _stp_context *c) { (void)c; target_seen = _stp_target_pid(); }
+static void t_sigint(struct _stp_context *c)
+{
+	say(c, "tick ");
+	kill(getpid(), SIGINT);
+}
+static void t_sigterm(struct _stp_context *c)
+{
+	say(c, "tick ");
+	kill(getpid(), SIGTERM);
+}
+static void b_target(struct _stp_context *c)
+{
+	(void)c;
+	target_seen = _stp_target_pid();
+}
 static void b_big(struct _stp_context *c)
 {
 	static char line[1000];
@@ -95,7 +156,10 @@ static void b_big(struct _stp_context *c)
 	for (int i = 0; i < 5000; i++)
 		say(c, line);
 }
-static void b_warn(struct _stp_context *c) { _stp_warn(c, "careful"); }
+static void b_warn(struct _stp_context *c)
+{
+	_stp_warn(c, "careful");
+}
 
 MODULE(m_order, PROBE(STP_PROBE_END, e_end, 0), PROBE(STP_PROBE_BEGIN, b_a, 0),
        PROBE(STP_PROBE_BEGIN, b_b, 0), PROBE(STP_PROBE_BEGIN, b_first, -5),
@@ -105,13 +169,12 @@ MODULE(m_exit, PROBE(STP_PROBE_BEGIN, b_exit, 0), PROBE(STP_PROBE_BEGIN, b_a, 1)
 MODULE(m_err, PROBE(STP_PROBE_BEGIN, b_div0, 0), PROBE(STP_PROBE_BEGIN, b_a, 1),
        PROBE(STP_PROBE_END, e_end, 0), PROBE(STP_PROBE_ERROR, e_error, 0));
 MODULE(m_enderr, PROBE(STP_PROBE_BEGIN, b_quit, 0), PROBE(STP_PROBE_END, b_div0, 0),
-       PROBE(STP_PROBE_END, e_end2, 1),
-       PROBE(STP_PROBE_ERROR, e_error, 0));
+       PROBE(STP_PROBE_END, e_end2, 1), PROBE(STP_PROBE_ERROR, e_error, 0));
 MODULE(m_abort, PROBE(STP_PROBE_BEGIN, b_abort, 0), PROBE(STP_PROBE_BEGIN, b_a, 1),
        PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_timer, TIMER(t_count, 2000000), PROBE(STP_PROBE_END, e_end, 0));
-MODULE(m_random, { STP_PROBE_TIMER, t_count, "timer.ms(2).randomize(1)", "x.stp:1:1", 0, 2000000,
-		   1000000 },
+MODULE(m_random,
+       {STP_PROBE_TIMER, t_count, "timer.ms(2).randomize(1)", "x.stp:1:1", 0, 2000000, 1000000},
        PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_idle, PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_sigint, TIMER(t_sigint, 1000000), PROBE(STP_PROBE_END, e_end, 0));
@@ -120,10 +183,10 @@ MODULE(m_quit, PROBE(STP_PROBE_BEGIN, b_quit, 0), PROBE(STP_PROBE_END, e_end, 0)
 MODULE(m_sigterm, TIMER(t_sigterm, 1000000), PROBE(STP_PROBE_END, e_end, 0));
 MODULE(m_big, PROBE(STP_PROBE_BEGIN, b_big, 0), PROBE(STP_PROBE_BEGIN, b_quit, 1));
 MODULE(m_warn, PROBE(STP_PROBE_BEGIN, b_warn, 0), PROBE(STP_PROBE_BEGIN, b_quit, 1));
-static const struct _stp_probe m_maxerr_probes[] = { TIMER(t_err, 1000000),
-						     PROBE(STP_PROBE_END, e_end, 0) };
-static const struct _stp_module m_maxerr = { STP_ABI_VERSION, "maxerr", m_maxerr_probes, 2,
-					     NULL, NULL, 512, 1000, 2048, 10, 2, 100, 0 };
+static const struct _stp_probe m_maxerr_probes[] = {TIMER(t_err, 1000000),
+						    PROBE(STP_PROBE_END, e_end, 0)};
+static const struct _stp_module m_maxerr = {
+    STP_ABI_VERSION, "maxerr", m_maxerr_probes, 2, NULL, NULL, 512, 1000, 2048, 10, 2, 100, 0};
 
 static double now_s(void)
 {
@@ -132,7 +195,7 @@ static double now_s(void)
 
 int main(void)
 {
-	struct _stp_run_options none = { 0 };
+	struct _stp_run_options none = {0};
 	int rc;
 
 	close(mkstemp(out_path));
@@ -177,7 +240,7 @@ int main(void)
 	unit_check_str("MAXERRORS: no end probes after the limit", out, "");
 
 	{
-		struct _stp_run_options o = { .timeout_s = 1 };
+		struct _stp_run_options o = {.timeout_s = 1};
 		double t0 = now_s();
 		rc = run(&m_idle, o);
 		double dt = now_s() - t0;
@@ -190,7 +253,7 @@ int main(void)
 	unit_check_long("SIGINT run exits 0", rc, 0);
 
 	{
-		struct _stp_run_options o = { .target_cmd = "sleep 0.2; exit 3" };
+		struct _stp_run_options o = {.target_cmd = "sleep 0.2; exit 3"};
 		double t0 = now_s();
 		target_seen = 0;
 		rc = run(&m_target, o);
@@ -206,7 +269,7 @@ int main(void)
 			usleep(200000);
 			_exit(0);
 		}
-		struct _stp_run_options o = { .target_pid = pid };
+		struct _stp_run_options o = {.target_pid = pid};
 		target_seen = 0;
 		rc = run(&m_target, o);
 		unit_check_str("-x: end probes run when the process exits", out, "end\n");
@@ -214,7 +277,7 @@ int main(void)
 		waitpid(pid, NULL, 0);
 	}
 	{
-		struct _stp_run_options o = { .target_pid = 999999999 };
+		struct _stp_run_options o = {.target_pid = 999999999};
 		rc = run(&m_target, o);
 		unit_check_long("-x of no process fails", rc, 1);
 	}
@@ -224,14 +287,14 @@ int main(void)
 		close(mkstemp(flag));
 		unlink(flag);
 		snprintf(cmd, sizeof cmd, "touch %s", flag);
-		struct _stp_run_options o = { .target_cmd = cmd };
+		struct _stp_run_options o = {.target_cmd = cmd};
 		rc = run(&m_quit, o);
 		unit_result("-c: the command never starts when begin exits",
 			    access(flag, F_OK) != 0, NULL);
 		unlink(flag);
 	}
 	{
-		struct _stp_run_options o = { .target_cmd = "sleep 30" };
+		struct _stp_run_options o = {.target_cmd = "sleep 30"};
 		double t0 = now_s();
 		rc = run(&m_sigterm, o);
 		double dt = now_s() - t0;
@@ -251,11 +314,12 @@ int main(void)
 	unit_check_str("warn() message", err, "WARNING: careful\n");
 
 	{
-		struct _stp_run_options o = { .output_file = "/nonexistent/dir/out" };
+		struct _stp_run_options o = {.output_file = "/nonexistent/dir/out"};
 		rc = run(&m_order, o);
 		unit_check_long("-o to a bad path fails", rc, 1);
 		unit_result("-o to a bad path says why",
-			    strstr(err, "ERROR: Couldn't open file '/nonexistent/dir/out'") != NULL, err);
+			    strstr(err, "ERROR: Couldn't open file '/nonexistent/dir/out'") != NULL,
+			    err);
 	}
 
 	unlink(out_path);

@@ -5,146 +5,143 @@
 
 static struct _stp_context ctx;
 
-static const char ou_want[] =
-	"value |-------------------------------------------------- count\n"
-	" <250 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@   680\n"
-	"  250 |@@@@@@                                              94\n"
-	"  300 |@@@@@                                               79\n"
-	"  350 |@@@@@                                               79\n"
-	"  400 |@@@@                                                65\n"
-	"  450 |@@@@                                                67\n"
-	"  500 |@@@                                                 55\n"
-	"  550 |@@@                                                 54\n"
-	"  600 |@@@                                                 51\n"
-	"  650 |@@@                                                 45\n"
-	"  700 |@@                                                  41\n"
-	"  750 |@@                                                  40\n"
-	"  800 |@@                                                  34\n"
-	"  850 |@@                                                  33\n"
-	"  900 |@@                                                  31\n"
-	"  950 |@                                                   27\n"
-	" 1000 |@                                                   23\n"
-	">1000 |@@@@@@@                                            102\n"
-	"\n";
+static const char ou_want[] = "value |-------------------------------------------------- count\n"
+			      " <250 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@   680\n"
+			      "  250 |@@@@@@                                              94\n"
+			      "  300 |@@@@@                                               79\n"
+			      "  350 |@@@@@                                               79\n"
+			      "  400 |@@@@                                                65\n"
+			      "  450 |@@@@                                                67\n"
+			      "  500 |@@@                                                 55\n"
+			      "  550 |@@@                                                 54\n"
+			      "  600 |@@@                                                 51\n"
+			      "  650 |@@@                                                 45\n"
+			      "  700 |@@                                                  41\n"
+			      "  750 |@@                                                  40\n"
+			      "  800 |@@                                                  34\n"
+			      "  850 |@@                                                  33\n"
+			      "  900 |@@                                                  31\n"
+			      "  950 |@                                                   27\n"
+			      " 1000 |@                                                   23\n"
+			      ">1000 |@@@@@@@                                            102\n"
+			      "\n";
 
 static const char nearly_want[] =
-	"value |-------------------------------------------------- count\n"
-	"  300 |                                                   0\n"
-	"  350 |                                                   0\n"
-	"  400 |@                                                  1\n"
-	"  450 |                                                   0\n"
-	"  500 |                                                   0\n"
-	"      ~\n"
-	"  850 |                                                   0\n"
-	"  900 |                                                   0\n"
-	"  950 |@                                                  1\n"
-	" 1000 |                                                   0\n"
-	" 1050 |                                                   0\n"
-	"\n";
+    "value |-------------------------------------------------- count\n"
+    "  300 |                                                   0\n"
+    "  350 |                                                   0\n"
+    "  400 |@                                                  1\n"
+    "  450 |                                                   0\n"
+    "  500 |                                                   0\n"
+    "      ~\n"
+    "  850 |                                                   0\n"
+    "  900 |                                                   0\n"
+    "  950 |@                                                  1\n"
+    " 1000 |                                                   0\n"
+    " 1050 |                                                   0\n"
+    "\n";
 
 static const char negstart_want[] =
-	"value |-------------------------------------------------- count\n"
-	"  -20 |@                                                  1\n"
-	"  -15 |@                                                  1\n"
-	"  -10 |                                                   0\n"
-	"   -5 |@                                                  1\n"
-	"    0 |@                                                  1\n"
-	"    5 |@                                                  1\n"
-	"   10 |                                                   0\n"
-	"   15 |                                                   0\n"
-	"\n";
+    "value |-------------------------------------------------- count\n"
+    "  -20 |@                                                  1\n"
+    "  -15 |@                                                  1\n"
+    "  -10 |                                                   0\n"
+    "   -5 |@                                                  1\n"
+    "    0 |@                                                  1\n"
+    "    5 |@                                                  1\n"
+    "   10 |                                                   0\n"
+    "   15 |                                                   0\n"
+    "\n";
 
-static const char under_want[] =
-	"value |-------------------------------------------------- count\n"
-	"   <0 |@                                                  1\n"
-	"    0 |@@@@@                                              5\n"
-	"   10 |                                                   0\n"
-	"   20 |                                                   0\n"
-	"   30 |                                                   0\n"
-	"   40 |                                                   0\n"
-	"   50 |@@@                                                3\n"
-	"   60 |                                                   0\n"
-	"   70 |                                                   0\n"
-	"      ~\n"
-	"   90 |                                                   0\n"
-	"  100 |                                                   0\n"
-	" >100 |@                                                  1\n"
-	"\n";
+static const char under_want[] = "value |-------------------------------------------------- count\n"
+				 "   <0 |@                                                  1\n"
+				 "    0 |@@@@@                                              5\n"
+				 "   10 |                                                   0\n"
+				 "   20 |                                                   0\n"
+				 "   30 |                                                   0\n"
+				 "   40 |                                                   0\n"
+				 "   50 |@@@                                                3\n"
+				 "   60 |                                                   0\n"
+				 "   70 |                                                   0\n"
+				 "      ~\n"
+				 "   90 |                                                   0\n"
+				 "  100 |                                                   0\n"
+				 " >100 |@                                                  1\n"
+				 "\n";
 
 static const char logmix_want[] =
-	"value |-------------------------------------------------- count\n"
-	"    0 |                                                     1\n"
-	"    1 |                                                     0\n"
-	"    2 |                                                     1\n"
-	"    4 |                                                     1\n"
-	"    8 |@                                                    3\n"
-	"   16 |@                                                    5\n"
-	"   32 |@@@                                                 11\n"
-	"   64 |@@@@@@@                                             21\n"
-	"  128 |@@@@@@@@                                            24\n"
-	"  256 |                                                     0\n"
-	"  512 |                                                     0\n"
-	" 1024 |                                                     0\n"
-	" 2048 |                                                     0\n"
-	" 4096 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@           120\n"
-	" 8192 |                                                     0\n"
-	"16384 |                                                     0\n"
-	"\n";
+    "value |-------------------------------------------------- count\n"
+    "    0 |                                                     1\n"
+    "    1 |                                                     0\n"
+    "    2 |                                                     1\n"
+    "    4 |                                                     1\n"
+    "    8 |@                                                    3\n"
+    "   16 |@                                                    5\n"
+    "   32 |@@@                                                 11\n"
+    "   64 |@@@@@@@                                             21\n"
+    "  128 |@@@@@@@@                                            24\n"
+    "  256 |                                                     0\n"
+    "  512 |                                                     0\n"
+    " 1024 |                                                     0\n"
+    " 2048 |                                                     0\n"
+    " 4096 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@           120\n"
+    " 8192 |                                                     0\n"
+    "16384 |                                                     0\n"
+    "\n";
 
 static const char logneg_want[] =
-	" value |-------------------------------------------------- count\n"
-	"-16384 |                                                   0\n"
-	" -8192 |                                                   0\n"
-	" -4096 |@                                                  1\n"
-	" -2048 |                                                   0\n"
-	" -1024 |                                                   0\n"
-	"       ~\n"
-	"    -8 |                                                   0\n"
-	"    -4 |                                                   0\n"
-	"    -2 |@                                                  1\n"
-	"    -1 |                                                   0\n"
-	"     0 |                                                   0\n"
-	"\n";
+    " value |-------------------------------------------------- count\n"
+    "-16384 |                                                   0\n"
+    " -8192 |                                                   0\n"
+    " -4096 |@                                                  1\n"
+    " -2048 |                                                   0\n"
+    " -1024 |                                                   0\n"
+    "       ~\n"
+    "    -8 |                                                   0\n"
+    "    -4 |                                                   0\n"
+    "    -2 |@                                                  1\n"
+    "    -1 |                                                   0\n"
+    "     0 |                                                   0\n"
+    "\n";
 
-static const char logpm_want[] =
-	"value |-------------------------------------------------- count\n"
-	"   -4 |                                                   0\n"
-	"   -2 |                                                   0\n"
-	"   -1 |@                                                  1\n"
-	"    0 |                                                   0\n"
-	"    1 |@                                                  1\n"
-	"    2 |                                                   0\n"
-	"    4 |                                                   0\n"
-	"\n";
+static const char logpm_want[] = "value |-------------------------------------------------- count\n"
+				 "   -4 |                                                   0\n"
+				 "   -2 |                                                   0\n"
+				 "   -1 |@                                                  1\n"
+				 "    0 |                                                   0\n"
+				 "    1 |@                                                  1\n"
+				 "    2 |                                                   0\n"
+				 "    4 |                                                   0\n"
+				 "\n";
 
 static const char logzero_want[] =
-	"value |-------------------------------------------------- count\n"
-	"    0 |@                                                  1\n"
-	"    1 |                                                   0\n"
-	"    2 |                                                   0\n"
-	"\n";
+    "value |-------------------------------------------------- count\n"
+    "    0 |@                                                  1\n"
+    "    1 |                                                   0\n"
+    "    2 |                                                   0\n"
+    "\n";
 
 static const char logmax_want[] =
-	"              value |-------------------------------------------------- count\n"
-	"1152921504606846976 |                                                   0\n"
-	"2305843009213693952 |                                                   0\n"
-	"4611686018427387904 |@                                                  1\n"
-	"\n";
+    "              value |-------------------------------------------------- count\n"
+    "1152921504606846976 |                                                   0\n"
+    "2305843009213693952 |                                                   0\n"
+    "4611686018427387904 |@                                                  1\n"
+    "\n";
 
 static const char logscale_want[] =
-	"value |-------------------------------------------------- count\n"
-	"    0 |                                                      0\n"
-	"    1 |                                                      3\n"
-	"    2 |                                                      0\n"
-	"    4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@  1234\n"
-	"    8 |                                                      0\n"
-	"   16 |                                                      0\n"
-	"\n";
+    "value |-------------------------------------------------- count\n"
+    "    0 |                                                      0\n"
+    "    1 |                                                      3\n"
+    "    2 |                                                      0\n"
+    "    4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@  1234\n"
+    "    8 |                                                      0\n"
+    "   16 |                                                      0\n"
+    "\n";
 
 static struct _stp_stat *make(enum _stp_hist_kind kind, int64_t start, int64_t stop,
 			      int64_t interval, int shift, const int64_t *v, size_t n)
 {
-	struct _stp_hist_spec h = { kind, start, stop, interval };
+	struct _stp_hist_spec h = {kind, start, stop, interval};
 	struct _stp_stat *st = _stp_stat_new(&h);
 
 	_stp_stat_set_variance_shift(st, shift);
@@ -153,9 +150,9 @@ static struct _stp_stat *make(enum _stp_hist_kind kind, int64_t start, int64_t s
 	return st;
 }
 
-#define MAKE(kind, start, stop, interval, shift, ...) \
-	make(kind, start, stop, interval, shift, (const int64_t[]){ __VA_ARGS__ }, \
-	     sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t))
+#define MAKE(kind, start, stop, interval, shift, ...)                            \
+	make(kind, start, stop, interval, shift, (const int64_t[]){__VA_ARGS__}, \
+	     sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
 static void check_hist(const char *name, struct _stp_stat *st, const char *want)
 {
@@ -171,8 +168,8 @@ static void check_hist(const char *name, struct _stp_stat *st, const char *want)
 /* k * m for k < 100 and m in 1..15, 12 twice: 1600 values. */
 static struct _stp_stat *over_under(enum _stp_hist_kind kind)
 {
-	static const int mult[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 12, 13, 14, 15 };
-	struct _stp_hist_spec h = { kind, 250, 1000, 50 };
+	static const int mult[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 12, 13, 14, 15};
+	struct _stp_hist_spec h = {kind, 250, 1000, 50};
 	struct _stp_stat *st = _stp_stat_new(&h);
 
 	for (int k = 0; k < 100; k++)
@@ -207,7 +204,8 @@ static void aggregates(void)
 	check_stats("two values", MAKE(STP_HIST_NONE, 0, 0, 0, 0, 1, 4), 2, 5, 1, 4, 2, 6);
 	/* integer rounding of the running mean shows: not 2 */
 	check_stats("1..5", MAKE(STP_HIST_NONE, 0, 0, 0, 0, 1, 2, 3, 4, 5), 5, 15, 1, 5, 3, 12);
-	check_stats("1..5 shift 4", MAKE(STP_HIST_NONE, 0, 0, 0, 4, 1, 2, 3, 4, 5), 5, 15, 1, 5, 3, 2);
+	check_stats("1..5 shift 4", MAKE(STP_HIST_NONE, 0, 0, 0, 4, 1, 2, 3, 4, 5), 5, 15, 1, 5, 3,
+		    2);
 	check_stats("shift 7", MAKE(STP_HIST_LINEAR, 0, 1500, 50, 7, 444, 999), 2, 1443, 444, 999,
 		    721, 154012);
 	check_stats("negative values", MAKE(STP_HIST_NONE, 0, 0, 0, 0, -5, 7, 100, -3, 2, 9), 6,
@@ -215,8 +213,9 @@ static void aggregates(void)
 	check_stats("avg truncates toward 0", MAKE(STP_HIST_NONE, 0, 0, 0, 0, -1, -2), 2, -3, -2,
 		    -1, -1, 1);
 	check_stats("one value", MAKE(STP_HIST_NONE, 0, 0, 0, 0, 5), 1, 5, 5, 5, 5, 0);
-	check_stats("large values", MAKE(STP_HIST_NONE, 0, 0, 0, 0, 100000, -100000, 3, 7000000000LL),
-		    4, 7000000003LL, -100000, 7000000000LL, 1750000000, 2228409641670860590LL);
+	check_stats("large values",
+		    MAKE(STP_HIST_NONE, 0, 0, 0, 0, 100000, -100000, 3, 7000000000LL), 4,
+		    7000000003LL, -100000, 7000000000LL, 1750000000, 2228409641670860590LL);
 }
 
 static void empty(void)
@@ -270,12 +269,13 @@ static void histograms(void)
 {
 	check_hist("linear over and underflow", over_under(STP_HIST_LINEAR), ou_want);
 	check_hist("linear elision", MAKE(STP_HIST_LINEAR, 0, 1500, 50, 0, 444, 999), nearly_want);
-	check_hist("linear negative start", MAKE(STP_HIST_LINEAR, -20, 20, 5, 0, -20, -15, -1, 0, 7),
-		   negstart_want);
+	check_hist("linear negative start",
+		   MAKE(STP_HIST_LINEAR, -20, 20, 5, 0, -20, -15, -1, 0, 7), negstart_want);
 	check_hist("linear below start",
-		   MAKE(STP_HIST_LINEAR, 0, 100, 10, 0, -7, 1, 2, 3, 3, 3, 50, 51, 52, 200), under_want);
+		   MAKE(STP_HIST_LINEAR, 0, 100, 10, 0, -7, 1, 2, 3, 3, 3, 50, 51, 52, 200),
+		   under_want);
 	{
-		struct _stp_hist_spec h = { STP_HIST_LOG, 0, 0, 0 };
+		struct _stp_hist_spec h = {STP_HIST_LOG, 0, 0, 0};
 		struct _stp_stat *st = _stp_stat_new(&h);
 		for (int v = 0; v < 200; v += 3)
 			_stp_stat_add(st, v);

@@ -47,20 +47,22 @@ static const char *unit_show(const char *s, size_t n)
 }
 
 static __attribute__((unused)) void unit_check_mem(const char *name, const char *got, size_t gotlen,
-			   const char *want, size_t wantlen)
+						   const char *want, size_t wantlen)
 {
 	char detail[4200];
 	int ok = gotlen == wantlen && memcmp(got, want, gotlen) == 0;
 
 	if (!ok)
-		snprintf(detail, sizeof detail, "got \"%s\", want \"%s\"",
-			 unit_show(got, gotlen), unit_show(want, wantlen));
+		snprintf(detail, sizeof detail, "got \"%s\", want \"%s\"", unit_show(got, gotlen),
+			 unit_show(want, wantlen));
 	unit_result(name, ok, ok ? NULL : detail);
 }
 
-static __attribute__((unused)) void unit_check_str(const char *name, const char *got, const char *want)
+static __attribute__((unused)) void unit_check_str(const char *name, const char *got,
+						   const char *want)
 {
-	unit_check_mem(name, got ? got : "(null)", strlen(got ? got : "(null)"), want, strlen(want));
+	unit_check_mem(name, got ? got : "(null)", strlen(got ? got : "(null)"), want,
+		       strlen(want));
 }
 
 static __attribute__((unused)) void unit_check_long(const char *name, int64_t got, int64_t want)
