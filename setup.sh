@@ -19,7 +19,7 @@ case "${1:-}" in
 esac
 
 # Never the systemtap package: our stap must not depend on SystemTap's own.
-PACKAGES="build-essential autoconf automake pkg-config libdw-dev libelf-dev
+PACKAGES="build-essential clang-format-14 autoconf automake pkg-config libdw-dev libelf-dev
 libzydis-dev dejagnu expect systemtap-doc valgrind clang libclang-rt-14-dev
 procps file systemtap-sdt-dev uftrace bpftrace libc6-dbg"
 
