@@ -134,10 +134,20 @@ int64_t _stp_ctx_ustack(struct _stp_context *c, int64_t n)
 static void fmt_addr(struct _stp_context *c, uint64_t addr, int style, char *dst, size_t len)
 {
 	struct _stp_symtab *st = symtab(c);
-	const struct _stp_syminfo *si = st ? _stp_sym_lookup(st, addr) : NULL;
+	const struct _stp_syminfo *si = NULL;
 	const char *mod = NULL;
-	char buf[1024];
+	char buf[1024], at[600] = "";
 
+	if (style == STP_USYM_FULLER) { /* FULL with " at FILE[:LINE]" */
+		si = st ? _stp_sym_lookup_line(st, addr) : NULL;
+		if (si && si->file && si->line > 0)
+			snprintf(at, sizeof at, " at %s:%d", si->file, si->line);
+		else if (si && si->file)
+			snprintf(at, sizeof at, " at %s", si->file);
+		style = STP_USYM_FULL;
+	} else if (st) {
+		si = _stp_sym_lookup(st, addr);
+	}
 	if (si && si->module)
 		mod = style == STP_USYM_SIMPLE ? si->module
 					       : (si->modpath ? si->modpath : si->module);
@@ -145,13 +155,13 @@ static void fmt_addr(struct _stp_context *c, uint64_t addr, int style, char *dst
 		snprintf(buf, sizeof buf, "0x%016llx ", (unsigned long long)addr);
 	else if (si && si->name) {
 		if (style == STP_USYM_FULL && mod)
-			snprintf(buf, sizeof buf, " 0x%016llx : %s+0x%llx/0x%llx [%s]\n",
+			snprintf(buf, sizeof buf, " 0x%016llx : %s+0x%llx/0x%llx%s [%s]\n",
 				 (unsigned long long)addr, si->name, (unsigned long long)si->offset,
-				 (unsigned long long)si->size, mod);
+				 (unsigned long long)si->size, at, mod);
 		else if (style == STP_USYM_FULL)
-			snprintf(buf, sizeof buf, " 0x%016llx : %s+0x%llx/0x%llx\n",
+			snprintf(buf, sizeof buf, " 0x%016llx : %s+0x%llx/0x%llx%s\n",
 				 (unsigned long long)addr, si->name, (unsigned long long)si->offset,
-				 (unsigned long long)si->size);
+				 (unsigned long long)si->size, at);
 		else if (style == STP_USYM_SIMPLE && mod)
 			snprintf(buf, sizeof buf, "%s+0x%llx [%s]\n", si->name,
 				 (unsigned long long)si->offset, mod);
@@ -159,9 +169,9 @@ static void fmt_addr(struct _stp_context *c, uint64_t addr, int style, char *dst
 			snprintf(buf, sizeof buf, "%s+0x%llx\n", si->name,
 				 (unsigned long long)si->offset);
 	} else if (mod && style == STP_USYM_FULL)
-		snprintf(buf, sizeof buf, " 0x%016llx [%s+0x%llx/0x%llx]\n",
+		snprintf(buf, sizeof buf, " 0x%016llx [%s+0x%llx/0x%llx]%s\n",
 			 (unsigned long long)addr, mod, (unsigned long long)(addr - si->modstart),
-			 (unsigned long long)(si->modend - si->modstart));
+			 (unsigned long long)(si->modend - si->modstart), at);
 	else if (mod && style == STP_USYM_SIMPLE)
 		snprintf(buf, sizeof buf, "0x%016llx [%s+0x%llx]\n", (unsigned long long)addr, mod,
 			 (unsigned long long)(addr - si->modstart));

@@ -230,6 +230,17 @@ static void run_kind(struct run *r, enum _stp_probe_kind kind, enum _stp_session
 	free(v);
 }
 
+/* Signals still pending when the run is over (a second Ctrl-C while end
+ * probes ran) have nothing left to stop: taken here, they do not kill
+ * staprun when the old mask comes back, so a clean run stays clean. */
+static void drain_signals(int sigfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+		;
+}
+
 /* ---- the loop ---- */
 
 /* Drains the signalfd; returns 1 when the run should end. */
@@ -386,14 +397,13 @@ static void run_session(struct run *r)
 		r->m->free_globals();
 }
 
-/* The ptrace engine's counters, one line, at stap -v (staprun gets no -v
- * then, only STAP_DCG_REPORT=1) or staprun -v. */
+/* The ptrace engine's counters, one line, at staprun -v (stap -vv): stap
+ * -v prints only the lines SystemTap prints (and the call graph's). */
 static void report_engine(const struct _stp_run_options *o)
 {
-	const char *rep = getenv("STAP_DCG_REPORT");
 	struct _stp_pt_stats st;
 
-	if (o->verbose < 1 && !(rep && *rep == '1'))
+	if (o->verbose < 1)
 		return;
 	_stp_pt_total_stats(&st);
 	fprintf(stderr,
@@ -451,6 +461,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 	_stp_transport_close();
 	_stp_regex_cleanup();
 	free(r.heap);
+	drain_signals(r.sigfd);
 	close(r.sigfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	if (setup_failed)

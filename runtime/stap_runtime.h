@@ -323,6 +323,9 @@ struct _stp_run_options {
 	int verbose;
 };
 int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o);
+/* staprun -S SIZE[,N] (megabytes, files kept) and -s MB (the output held
+ * before it is written); 0: the defaults. Called before _stp_run. */
+void _stp_transport_setup(int64_t size_mb, int64_t nfiles, int64_t bufsize_mb);
 
 /* ---- tapset helpers (runtime/tapset_helpers.c, used by the tapset) ---- */
 
@@ -337,7 +340,8 @@ void _stp_text_str(char *dst, size_t dstsize, const char *in, int64_t outlen, in
 /* Styles of backtrace lines, as SystemTap's: HEX "0x%016llx " (ubacktrace),
  * FULL " 0x... : name+0xOFF/0xSIZE [/path]\n" (print_ubacktrace), BRIEF
  * "name+0xOFF\n", SIMPLE "name+0xOFF [basename]\n" (sprint_ubacktrace). */
-enum { STP_USYM_HEX, STP_USYM_FULL, STP_USYM_BRIEF, STP_USYM_SIMPLE };
+/* FULLER: FULL with " at FILE:LINE" after the size (print_ubacktrace_fileline). */
+enum { STP_USYM_HEX, STP_USYM_FULL, STP_USYM_BRIEF, STP_USYM_SIMPLE, STP_USYM_FULLER };
 /* Return address N of the target thread's stack (0: the pc), 0 past it. */
 int64_t _stp_ctx_ustack(struct _stp_context *c, int64_t n);
 void _stp_ctx_ubacktrace_print(struct _stp_context *c, int style);
@@ -374,5 +378,49 @@ int64_t _stp_ctx_user_int(struct _stp_context *c, uint64_t addr, int size, int i
 void _stp_ctx_cmdline_args(struct _stp_context *c, int64_t n, int64_t m, const char *delim,
 			   char *dst);
 void _stp_ctx_env_var(struct _stp_context *c, const char *name, char *dst);
+
+/* ---- compatibility tapsets (runtime/tapset_compat.c) ---- */
+/* errno_str(): the symbolic name of err (or -err) into dst; 0 when the
+ * number has none. */
+int _stp_errno_name(int64_t err, char *dst, size_t len);
+/* The floating-point tapset: IEEE doubles carried in the bits of a long,
+ * NaNs as SystemTap's softfloat makes them. */
+enum { STP_FP_ADD, STP_FP_SUB, STP_FP_MUL, STP_FP_DIV, STP_FP_REM, STP_FP_SQRT };
+enum { STP_FP_EQ, STP_FP_LE, STP_FP_LT };
+int64_t _stp_fp_arith(int op, int64_t a, int64_t b);
+int64_t _stp_fp_compare(int op, int64_t a, int64_t b);
+int64_t _stp_fp_from_long(int64_t v);
+int64_t _stp_fp32_to_fp64(int64_t v);
+/* mode: 0 nearest-even, 1 toward zero, 2 down, 3 up, 4 nearest-away, 6 odd */
+int64_t _stp_fp_to_long(int64_t fp, int64_t mode);
+/* 0, or -1 when s is not a decimal number */
+int _stp_fp_from_string(const char *s, int64_t *out);
+void _stp_fp_to_string(int64_t fp, int64_t precision, char *dst, size_t len);
+/* The local time zone when the run started: seconds west of UTC, name. */
+int64_t _stp_tz_gmtoff(void);
+void _stp_tz_name(char *dst, size_t len);
+/* proc_mem_*(): pages of process pid (<= 0: the probe's process, or the
+ * tracer without one); 0 when unknown. */
+enum { STP_PROC_MEM_SIZE, STP_PROC_MEM_RSS, STP_PROC_MEM_SHR, STP_PROC_MEM_TXT, STP_PROC_MEM_DATA };
+int64_t _stp_proc_mem(struct _stp_context *c, int64_t pid, int what);
+int64_t _stp_page_size(void);
+/* system(): cmd runs under /bin/sh once the current handler is done. */
+/* switch_file(): output after this handler goes to the next -o file
+ * (runtime/transport.c). */
+void _stp_switch_file(struct _stp_context *c);
+void _stp_system(struct _stp_context *c, const char *cmd);
+/* user_string_utf16/32 (width 2 or 4) into dst (MAXSTRINGLEN), as UTF-8;
+ * a fault or a bad character sets the error. */
+void _stp_ctx_user_string_utf(struct _stp_context *c, uint64_t addr, int width, char *dst);
+/* print_regs(): the target thread's registers; nothing without one. */
+void _stp_ctx_print_regs(struct _stp_context *c);
+/* pexecname(): the name of the parent of the probe's process. */
+void _stp_ctx_pexecname(struct _stp_context *c, char *dst, size_t len);
+/* --suppress-handler-errors: count c's error without printing it (it
+ * does not count towards MAXERRORS). */
+void _stp_error_suppress(struct _stp_context *c);
+/* stap -t: the probe hit report of n probes (text: pp, location,
+ * derivation); frees the stats. */
+void _stp_timing_report(int n, struct _stp_stat **stats, const char *const (*text)[3]);
 
 #endif

@@ -1,6 +1,6 @@
 /* staprun: run a compiled script (a shared object) on its own.
  *
- *   staprun [-v] [-o FILE] [-T SECONDS] [-c CMD | -x PID] OBJECT
+ *   staprun [-v] [-o FILE [-S SIZE[,N]]] [-s MB] [-T SECONDS] [-c CMD | -x PID] OBJECT
  *   staprun OBJECT [-c CMD | -x PID] [-o FILE] ...   (the same)
  *
  * The object resolves the runtime's _stp_* symbols from this executable
@@ -28,10 +28,15 @@
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"Usage: %s [-v] [-o FILE] [-T SECONDS] [-c CMD | -x PID] OBJECT\n"
+		"Usage: %s [-v] [-o FILE [-S SIZE[,N]]] [-s MB] [-T SECONDS] [-c CMD | -x PID]\n"
+		"       OBJECT\n"
 		"  (the options may also follow OBJECT)\n"
 		"  -v          be verbose (repeatable)\n"
-		"  -o FILE     write the script's output to FILE\n"
+		"  -o FILE     write the script's output to FILE (strftime(3) conversions\n"
+		"              allowed)\n"
+		"  -S SIZE[,N] switch to the next file FILE.1, FILE.2, ... when one holds\n"
+		"              SIZE megabytes; keep the last N\n"
+		"  -s MB       hold up to MB megabytes of a handler's output before writing\n"
 		"  -T SECONDS  end the run after SECONDS (end probes run)\n"
 		"  -c CMD      run CMD (with /bin/sh -c); end when it exits\n"
 		"  -x PID      end when process PID exits\n"
@@ -50,6 +55,25 @@ static int parse_long(const char *s, long min, long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* -S SIZE[,N]: two decimal numbers. */
+static int parse_switch(const char *s, int64_t *size, int64_t *n)
+{
+	char *end;
+
+	errno = 0;
+	*n = 0;
+	*size = strtoll(s, &end, 10);
+	if (errno || end == s || *size < 0 || *size > (INT64_MAX >> 20))
+		return -1;
+	if (*end == ',') {
+		const char *p = end + 1;
+		*n = strtoll(p, &end, 10);
+		if (errno || end == p || *n < 0)
+			return -1;
+	}
+	return *end ? -1 : 0;
 }
 
 /* Is the file a whole x86-64 shared object? Every table the loader reads
@@ -168,18 +192,34 @@ int main(int argc, char **argv)
 	const struct _stp_module *m;
 	void *handle = NULL;
 	long v;
+	int64_t fsize = 0, fnum = 0, bufsize = 0;
 	int c, rc;
 
 	/* The -c command gets the signal state staprun was given. */
 	_stp_signals_save();
 	/* Options before or after OBJECT: getopt permutes (no "+"). */
-	while ((c = getopt(argc, argv, "vo:T:c:x:h")) != -1) {
+	while ((c = getopt(argc, argv, "vo:S:s:T:c:x:h")) != -1) {
 		switch (c) {
 		case 'v':
 			o.verbose++;
 			break;
 		case 'o':
 			o.output_file = optarg;
+			break;
+		case 'S':
+			if (parse_switch(optarg, &fsize, &fnum) < 0) {
+				fprintf(stderr, "ERROR: Invalid file size option '%s'.\n", optarg);
+				return 1;
+			}
+			break;
+		case 's':
+			if (parse_long(optarg, 1, &v) < 0 || v > 4095) {
+				fprintf(stderr,
+					"ERROR: Invalid buffer size '%s' (should be 1-4095).\n",
+					optarg);
+				return 1;
+			}
+			bufsize = v;
 			break;
 		case 'T':
 			if (parse_long(optarg, 1, &v) < 0 || v > INT_MAX) {
@@ -219,6 +259,11 @@ int main(int argc, char **argv)
 		usage(stderr, argv[0]);
 		return 1;
 	}
+	if ((fsize || fnum) && !o.output_file) {
+		fprintf(stderr, "ERROR: You have to specify output FILE with '-S' option.\n");
+		return 1;
+	}
+	_stp_transport_setup(fsize, fnum, bufsize);
 	/* A closed output pipe is an error to report, not a silent death. */
 	signal(SIGPIPE, SIG_IGN);
 	m = load(argv[optind], &handle);

@@ -65,6 +65,10 @@ void _stp_strbuf_put(struct _stp_strbuf *b, const char *s, size_t n);
 void _stp_format_buf(struct _stp_context *c, struct _stp_strbuf *b, const char *fmt,
 		     const struct _stp_val *args, int nargs);
 
+/* system(): start the commands the handler just run asked for
+ * (tapset_compat.c; called when its output is flushed). */
+void _stp_system_run_pending(void);
+
 /* The shared output buffer of the current handler. */
 extern struct _stp_strbuf _stp_outbuf;
 

@@ -130,6 +130,7 @@ struct expr {
 	int print_delim;     /* printd, printdln: first arg is the delimiter */
 	int print_to_string; /* sprint, sprintf, sprintln, sprintd */
 	int print_has_fmt;   /* printf, sprintf: first arg is the format */
+	int print_char;	     /* print_char: the first arg's character code */
 
 	/* set by pass 2 */
 	struct vardecl *var;	   /* E_SYMBOL and array bases */

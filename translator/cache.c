@@ -19,6 +19,7 @@
 #include "emit.h"
 #include "probes_process.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -218,6 +219,9 @@ const char *cache_hash(struct session *s)
 		put(&c, "script", s->user_file->src->text);
 	} else
 		put(&c, "script", s->script_text);
+	vec_foreach (struct stapfile *, f, &s->extra_files)
+		if (f->src)
+			put(&c, "extra", f->src->text);
 	vec_foreach (struct stapfile *, f, &s->library_files)
 		if (f->src) {
 			put(&c, "tapset", f->src->name);
@@ -252,6 +256,15 @@ const char *cache_hash(struct session *s)
 		put_module(&c, m);
 	put(&c, "g", s->guru ? "1" : "0");
 	put(&c, "u", s->unoptimized ? "1" : "0");
+	/* options that change the generated C or how it is compiled */
+	put(&c, "t", s->timing ? "1" : "0");
+	put(&c, "she", s->suppress_handler_errors ? "1" : "0");
+	put(&c, "stl", s->suppress_time_limits ? "1" : "0");
+	put(&c, "ngvd", s->no_global_var_display ? "1" : "0");
+	put(&c, "compat", s->compat_version ? s->compat_version : "");
+	put(&c, "release", s->kernel_release ? s->kernel_release : "");
+	vec_foreach (const char *, a, &s->cflags)
+		put(&c, "B", a);
 	if (s->runtime_include_dir) {
 		char *h = xasprintf("%s/stap_runtime.h", s->runtime_include_dir);
 		put_file_text(&c, "runtime", h);
@@ -297,7 +310,7 @@ static char *entry(const struct session *s, const char *ext)
 
 int cache_lookup(struct session *s)
 {
-	if (!s->cache_dir)
+	if (!s->cache_dir || s->poison_cache) /* --poison-cache: written, never read */
 		return 0;
 	cache_hash(s);
 	if (!private_entry(s->cache_dir, 1)) {
@@ -430,4 +443,31 @@ void cache_store(struct session *s)
 		debug(DBG_CACHE, "could not store %s", so);
 	}
 	free(text);
+}
+
+/* --clean-cache: every entry of the cache goes (nothing else there). */
+int cache_clean(const struct session *s)
+{
+	if (!s->cache_dir || !private_entry(s->cache_dir, 1))
+		return 0;
+	DIR *d = opendir(s->cache_dir);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(d))) {
+		const char *dot = strrchr(de->d_name, '.');
+		if (strncmp(de->d_name, "stap_", 5) || !dot ||
+		    (strcmp(dot, ".c") && strcmp(dot, ".so")))
+			continue;
+		char *path = xasprintf("%s/%s", s->cache_dir, de->d_name);
+		if (private_entry(path, 0) && unlink(path) == 0)
+			n++;
+		free(path);
+	}
+	closedir(d);
+	if (s->verbose >= 1)
+		fprintf(stderr, "Removed %d cache entr%s from %s\n", n, n == 1 ? "y" : "ies",
+			s->cache_dir);
+	return 0;
 }

@@ -14,8 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Run ARGV, waiting for it; returns its exit status or -1. */
-static int run(char *const argv[])
+/* Run ARGV, waiting for it, its stderr into ERRFILE (NULL: ours); returns
+ * its exit status or -1. */
+static int run(char *const argv[], const char *errfile)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -24,6 +25,10 @@ static int run(char *const argv[])
 	}
 	if (pid == 0) {
 		_stp_signals_restore_caller();
+		int fd =
+		    errfile ? open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
 		execvp(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -96,6 +101,9 @@ int pass4_compile(struct session *s)
 		vec_push(&argv,
 			 d->value ? xasprintf("-D%s=%s", d->name, d->value)
 				  : xasprintf("-D%s", d->name));
+	const char *flag;
+	vec_foreach (const char *, flag, &s->cflags) /* -B FLAG, as SystemTap's dyninst mode */
+		vec_push(&argv, (void *)flag);
 	vec_push(&argv, "-o");
 	vec_push(&argv, (void *)s->object_file);
 	vec_push(&argv, (void *)s->c_file);
@@ -109,16 +117,38 @@ int pass4_compile(struct session *s)
 	}
 	fflush(stdout);
 	fflush(stderr);
-	int rc = run((char *const *)argv.v);
+	/* The compiler's messages are for us, not the user: shown when it
+	 * fails, at -vvv and with --debug=compile (warnings are a bug in the
+	 * emitter or in embedded C, never the user's script). */
+	char *errfile = s->tmpdir ? xasprintf("%s/cc.err", s->tmpdir) : NULL;
+	int rc = run((char *const *)argv.v, errfile);
 	free(argv.v);
+	if (errfile) {
+		char *msgs = read_file(errfile, NULL);
+		if (msgs && *msgs &&
+		    (rc != 0 || s->verbose >= 3 || (msg_debug_mask & (1u << DBG_COMPILE))))
+			fputs(msgs, stderr);
+		free(msgs);
+		unlink(errfile);
+		free(errfile);
+	}
 	if (rc != 0)
 		return 1;
 
 	cache_store(s);
+	/* -m NAME: the object is NAME.so, copied to the current directory */
+	if (s->user_module) {
+		char *here = xasprintf("%s.so", s->user_module);
+		if (copy_file(s->object_file, here, 0755) != 0) {
+			fprintf(stderr, "ERROR: cannot write %s: %s\n", here, strerror(errno));
+			return 1;
+		}
+		s->object_file = here;
+	}
 	if (s->last_pass == 4) {
 		/* Without a cache the temporary directory goes away: keep the
 		 * object in the current directory, as SystemTap does. */
-		if (!s->cache_hit && !s->keep_tmp &&
+		if (!s->cache_hit && !s->keep_tmp && !s->user_module &&
 		    (!s->cache_dir ||
 		     strncmp(s->object_file, s->cache_dir, strlen(s->cache_dir)) != 0)) {
 			char *here = xasprintf("%s.so", s->module_name ? s->module_name : "stap");

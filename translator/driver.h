@@ -10,6 +10,8 @@ void driver_locate(struct session *s);
 int driver_make_tmpdir(struct session *s);
 /* Remove s->tmpdir, or with -k say it is kept. */
 void driver_remove_tmpdir(struct session *s);
+/* --dump-functions, --dump-probe-types, --dump-probe-aliases (dump.c). */
+int driver_dump(struct session *s);
 /* Remove s->tmpdir unless -k, silently, with async-signal-safe calls only
  * (for a signal handler; s->tmpdir stays set). */
 void driver_remove_tmpdir_now(struct session *s);

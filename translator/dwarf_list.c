@@ -139,7 +139,7 @@ int dwl_functions(struct dwq_mod *m, const char *process, const char *library, c
 	size_t cap = 0;
 
 	memset(out, 0, sizeof *out);
-	if (dwq_functions(m, spec, kind, DWQ_PROLOGUE_AUTO, exported_only, &fs, err, errlen) < 0)
+	if (dwq_functions(m, spec, kind, dwq_prologue_default, exported_only, &fs, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < fs.n; i++) {
 		const struct dwq_func *fn = &fs.v[i];

@@ -432,6 +432,8 @@ static int producer_optimized(Dwarf_Die *cu)
 	return opt;
 }
 
+enum dwq_prologue dwq_prologue_default = DWQ_PROLOGUE_AUTO;
+
 static uint64_t probe_after_prologue(struct collect *c, Dwarf_Die *die, Dwarf_Addr entry,
 				     uint64_t size)
 {
@@ -735,6 +737,18 @@ static int cmp_func(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* SystemTap's order of the matches: the functions of the debug info
+ * first, then those only the symbol tables know (_start, frame_dummy,
+ * ...), each by address. */
+static int cmp_func_order(const void *a, const void *b)
+{
+	const struct dwq_func *x = a, *y = b;
+
+	if (x->has_dwarf != y->has_dwarf)
+		return y->has_dwarf - x->has_dwarf;
+	return cmp_func(a, b);
+}
+
 /* The same symbol may be in .symtab and .dynsym, or aliased
  * (__libc_malloc / malloc): keep one per (name, entry). */
 static void dedupe(struct dwq_funcs *o)
@@ -780,6 +794,7 @@ int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind, enum 
 	if (out->n) {
 		qsort(out->v, out->n, sizeof *out->v, cmp_func);
 		dedupe(out);
+		qsort(out->v, out->n, sizeof *out->v, cmp_func_order);
 	}
 	return 0;
 }

@@ -49,6 +49,8 @@ uint64_t dwq_vaddr_to_dwarf(const struct dwq_mod *m, uint64_t v);
  * dwarf_entry_breakpoints (a prologue_end row of the line table, else the
  * first row of the next source line). */
 enum dwq_prologue { DWQ_PROLOGUE_AUTO, DWQ_PROLOGUE_ALWAYS, DWQ_PROLOGUE_NEVER };
+/* What .function probes use (-P, --prologue-searching=WHEN). */
+extern enum dwq_prologue dwq_prologue_default;
 
 /* What kind of function probe is being resolved. */
 enum dwq_kind {

@@ -157,13 +157,16 @@ static void setup(struct elab *c, struct session *s)
 	elab_alias_reset();
 	vec_push(&c->files, s->user_file);
 	struct stapfile *f;
+	vec_foreach (struct stapfile *, f, &s->extra_files)
+		vec_push(&c->files, f);
 	vec_foreach (struct stapfile *, f, &s->library_files)
 		vec_push(&c->files, f);
 	c->pulled = xcalloc(c->files.n + 1, 1);
 	number_overloads(c);
-	/* The user file is always in; its embeds are only there under -g,
-	 * which the parser has checked. */
-	elab_pull_file(c, 0);
+	/* The user files (the script and the -E ones) are always in; their
+	 * embeds are only there under -g, which the parser has checked. */
+	for (int i = 0; i <= s->extra_files.n; i++)
+		elab_pull_file(c, i);
 	vec_foreach (struct stapfile *, f, &c->files) {
 		struct vardecl *v;
 		vec_foreach (struct vardecl *, v, &f->globals) {
@@ -232,10 +235,45 @@ static void condition_probe(struct elab *c)
 	vec_push(&c->bodies, p);
 }
 
+/* SystemTap's warning for each script argument no $N or @N of the user's
+ * files used; none when the argv tapset's globals are used (they take
+ * them all). */
+static void warn_unused_args(struct session *s)
+{
+	struct vardecl *v;
+	vec_foreach (struct vardecl *, v, &s->globals)
+		if (!strcmp(v->name, "argc") || !strcmp(v->name, "argv") ||
+		    !strncmp(v->name, "argv_", 5))
+			return;
+	for (int i = 0; i < s->args.n && !s->listing && !s->dump; i++)
+		if (!s->args_used || !s->args_used[i])
+			warn("unused command line option $%d/@%d", i + 1, i + 1);
+}
+
+/* --dump-functions: every public tapset function is used, so types are
+ * inferred for all of them (SystemTap's "unknown" where none is). */
+static void use_library_functions(struct elab *c)
+{
+	for (int i = 1 + c->s->extra_files.n; i < c->files.n; i++) {
+		struct stapfile *f = c->files.v[i];
+		struct functiondecl *fd;
+		vec_foreach (struct functiondecl *, fd, &f->functions) {
+			if (!fd->file)
+				fd->file = f->src;
+			if (fd->is_private || fd->name[0] == '_' || fd->used)
+				continue;
+			fd->used = 1;
+			vec_push(&c->s->functions, fd);
+		}
+	}
+}
+
 int pass2_elaborate(struct session *s)
 {
 	struct elab c;
 	setup(&c, s);
+	if (s->dump == DUMP_FUNCTIONS)
+		use_library_functions(&c);
 
 	/* Deriving probes and resolving symbols feed each other: a pulled
 	 * tapset file may bring probes, whose bodies call functions. */
@@ -259,6 +297,8 @@ int pass2_elaborate(struct session *s)
 	elab_fold_defined(&c);
 	if (!s->unoptimized)
 		elab_elide(&c, 0);
+	for (int n = elab_fold_errors(); n > 0; n--)
+		elab_count_error(&c);
 	if (c.errors == c.tvar_errors)
 		elab_infer_types(&c);
 	if (!c.errors)
@@ -267,11 +307,13 @@ int pass2_elaborate(struct session *s)
 		elab_fold_unoptimized(&c);
 	else if (!c.errors)
 		elab_elide(&c, 1);
+	for (int n = elab_fold_errors(); n > 0; n--)
+		elab_count_error(&c);
 	if (!c.errors)
 		elab_autoprint(&c);
 	if (!c.errors)
 		condition_probe(&c);
-	if (!c.errors && !s->probes.n && !s->listing) /* -l: no output, exit 1 */
+	if (!c.errors && !s->probes.n && !s->listing && !s->dump) /* -l: no output, exit 1 */
 		elab_error(&c, NULL, "no probes found");
 	if (c.errors)
 		return 1;
@@ -298,7 +340,8 @@ int pass2_elaborate(struct session *s)
 	}
 
 	elab_render_chains();
-	if (s->last_pass == 2) {
+	warn_unused_args(s);
+	if (s->last_pass == 2 && !s->dump) {
 		struct strbuf out = {0};
 		pass2_print(s, &out);
 		fputs(sb_str(&out), stdout);

@@ -111,6 +111,9 @@ void elab_pull_file(struct elab *c, int i);
 
 /* "(similar: a, b, c)" suggestions for NAME among CANDS (char *), or "". */
 const char *elab_suggest(const char *name, struct vec *cands);
+/* "(similar WHAT: a, b, c)", SystemTap's form for names from a probed
+ * binary ("functions", "marks"; "libraries" compares their basenames). */
+const char *elab_suggest_what(const char *name, struct vec *cands, const char *what);
 
 /* ---- probe points (elaborate_alias.c, probes_*.c) ---- */
 
@@ -164,6 +167,15 @@ char *dp_full_pp(const struct derived_probe *dp);
 /* pn(), where it differs from pp() (an alias, a .plt point); else NULL */
 char *dp_full_pn(const struct derived_probe *dp);
 char *dp_full_from(const struct derived_probe *dp);
+/* -t's derivation text (" from: begin"), as SystemTap prints it. */
+char *dp_derivation(const struct derived_probe *dp);
+/* -t's location of the probe ("file:line:col" of this token). */
+const struct token *dp_timing_tok(const struct derived_probe *dp);
+/* --dump-probe-aliases' line for one name of an alias. */
+char *alias_dump_text(const struct probe_alias *al, const struct probe_point *name);
+
+/* Errors constant folding reported since the last call (elaborate_fold.c). */
+int elab_fold_errors(void);
 
 /* Deep copies (elaborate_walk.c). */
 struct stmt *elab_copy_stmt(const struct stmt *s);

@@ -195,7 +195,11 @@ static int cand_cmp(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
-const char *elab_suggest(const char *name, struct vec *cands)
+/* " (LABEL: a, b, c, d, e)": the five candidates nearest to NAME (by
+ * edit distance, of their basenames when by_base), "" without any; with
+ * one candidate, LABEL1 (SystemTap's "similar library:"). */
+static const char *suggest(const char *name, struct vec *cands, const char *label,
+			   const char *label1, int by_base)
 {
 	struct cand *cs = xcalloc(cands->n + 1, sizeof *cs);
 	int n = 0;
@@ -206,7 +210,8 @@ const char *elab_suggest(const char *name, struct vec *cands)
 			dup |= !strcmp(cs[j].name, nm);
 		if (dup)
 			continue;
-		int d = edit_distance(name, nm);
+		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
+		int d = edit_distance(name, base);
 		cs[n++] = (struct cand){nm, d};
 	}
 	if (!n) {
@@ -215,7 +220,7 @@ const char *elab_suggest(const char *name, struct vec *cands)
 	}
 	qsort(cs, n, sizeof *cs, cand_cmp);
 	struct strbuf b = {0};
-	sb_puts(&b, " (similar: ");
+	sb_printf(&b, " (%s: ", n == 1 ? label1 : label);
 	for (int i = 0; i < n && i < 5; i++) {
 		if (i)
 			sb_puts(&b, ", ");
@@ -224,6 +229,26 @@ const char *elab_suggest(const char *name, struct vec *cands)
 	sb_putc(&b, ')');
 	free(cs);
 	return sb_take(&b);
+}
+
+const char *elab_suggest(const char *name, struct vec *cands)
+{
+	return suggest(name, cands, "similar", "similar", 0);
+}
+
+const char *elab_suggest_what(const char *name, struct vec *cands, const char *what)
+{
+	static const char *const plural[][2] = {
+	    {"functions", "function"}, {"marks", "mark"}, {"libraries", "library"}};
+	const char *one = what;
+	for (size_t i = 0; i < sizeof plural / sizeof plural[0]; i++)
+		if (!strcmp(what, plural[i][0]))
+			one = plural[i][1];
+	char *label = xasprintf("similar %s", what), *label1 = xasprintf("similar %s", one);
+	const char *r = suggest(name, cands, label, label1, !strcmp(what, "libraries"));
+	free(label);
+	free(label1);
+	return r;
 }
 
 /* ---- alias matching ---- */
@@ -364,6 +389,61 @@ void elab_alias_reset(void)
 	report_keys.n = report_fmts.n = 0;
 }
 
+/* -t's "derivation": " from: P" for each point the probe came from, as
+ * SystemTap's derived_locations() gives it: a resolved function first,
+ * then each alias by the name that matched, then the user's (first)
+ * point, all without ? ! or condition. */
+char *dp_derivation(const struct derived_probe *dp)
+{
+	struct strbuf b = {0};
+	const struct chain *ch = NULL;
+	for (int i = 0; i < chain_dps.n && !ch; i++)
+		if (chain_dps.v[i] == dp)
+			ch = chain_recs.v[i];
+	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN || !ch)
+		sb_printf(&b, " from: %s", dp->pp ? dp->pp : "");
+	for (; ch; ch = ch->next) {
+		char *t = NULL;
+		if (ch->al) {
+			const struct probe_point *an;
+			vec_foreach (const struct probe_point *, an, &ch->al->alias_names)
+				if (!t && alias_matches(ch->via, an))
+					t = pp_text(an);
+		} else if (ch->user->points.n) {
+			t = pp_text(ch->user->points.v[0]);
+		}
+		if (t)
+			sb_printf(&b, " from: %s", t);
+		free(t);
+	}
+	return sb_take(&b);
+}
+
+/* -t's location: the 'probe' keyword, the point that named an alias, or
+ * (SystemTap's quirk) the first point of a probe with several. */
+const struct token *dp_timing_tok(const struct derived_probe *dp)
+{
+	for (int i = 0; i < chain_dps.n; i++) {
+		const struct chain *ch = chain_recs.v[i];
+		if (chain_dps.v[i] != dp || ch->al || ch->user->points.n < 2)
+			continue;
+		const struct probe_point *first = ch->user->points.v[0];
+		if (first->components.n)
+			return ((const struct probe_component *)first->components.v[0])->tok;
+	}
+	return dp->tok ? dp->tok : dp->probe ? dp->probe->tok : NULL;
+}
+
+/* --dump-probe-aliases: "NAME = POINTS" ("+=" for an epilogue alias). */
+char *alias_dump_text(const struct probe_alias *al, const struct probe_point *name)
+{
+	char *n = pp_text(name), *pts = points_text(&al->points, ", ", COND_AS_WRITTEN);
+	char *r = xasprintf("%s %s %s", n, al->epilogue ? "+=" : "=", pts);
+	free(n);
+	free(pts);
+	return r;
+}
+
 void elab_render_chains(void)
 {
 	for (int i = 0; i < chain_dps.n; i++) {
@@ -495,8 +575,9 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 
 static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_error *err)
 {
-	static const char *const builtins[] = {"begin",	  "end",    "error",  "never",	"timer",
-					       "process", "kernel", "module", "syscall"};
+	/* what works here: no kernel probe is suggested */
+	static const char *const builtins[] = {"begin", "end",	 "error",
+					       "never", "timer", "process"};
 	struct vec names = {0};
 	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
 		vec_push(&names, (void *)builtins[i]);

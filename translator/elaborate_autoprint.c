@@ -209,13 +209,15 @@ static void autoprint_global(struct elab *c, struct vardecl *v)
 void elab_autoprint(struct elab *c)
 {
 	static int autoprint_mode;
+	if (c->s->no_global_var_display) /* --no-global-var-display */
+		return;
 	elab_count_uses_mode(c, &autoprint_mode);
 	int n = c->s->globals.n;
 	for (int i = 0; i < n; i++) {
 		struct vardecl *v = c->s->globals.v[i];
 		if (!v->written || v->read)
 			continue;
-		if (elab_file_index(c, v->file) > 0)
+		if (v->file && v->file->is_tapset)
 			continue; /* tapset globals are never auto-printed */
 		if (v->type == T_UNKNOWN)
 			continue;

@@ -5,7 +5,20 @@
  * run-time error. */
 #include <string.h>
 
+#include "diag.h"
 #include "elaborate.h"
+
+/* Errors folding found (elab_fold_errors takes them), and the nodes they
+ * were found at (folding runs until nothing changes: one message each). */
+static int fold_errors;
+static struct vec fold_error_nodes;
+
+int elab_fold_errors(void)
+{
+	int n = fold_errors;
+	fold_errors = 0;
+	return n;
+}
 
 static int is_num(const struct expr *e)
 {
@@ -52,9 +65,17 @@ static int fold_binary(struct expr *e, int64_t *out)
 		*out = (int64_t)(ua << b);
 	else if (!strcmp(op, ">>"))
 		*out = a >> b;
-	else if (!strcmp(op, ">>>"))
-		*out = (int64_t)(ua >> b);
-	else
+	else if (!strcmp(op, ">>>")) {
+		/* SystemTap 4.8's folding does not know >>> (its code does):
+		 * two literals are an error there, with no location */
+		for (int i = 0; i < fold_error_nodes.n; i++)
+			if (fold_error_nodes.v[i] == e)
+				return 0;
+		vec_push(&fold_error_nodes, e);
+		diag_semantic_error(NULL, "unsupported binary operator %s", op);
+		fold_errors++;
+		return 0;
+	} else
 		return 0;
 	return 1;
 }

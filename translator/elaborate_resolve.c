@@ -169,7 +169,15 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 	struct functiondecl *last, *fd;
 	e->referents.n = 0;
 	if (!find_functions(c, e->str, e->args.n, from, &e->referents, &last)) {
-		if (!last)
+		if (!last && !strncmp(e->str, "json_", 5))
+			/* SystemTap's JSON tapset (linux/json.stp) */
+			elab_error(
+			    c, e->tok,
+			    "unresolved function %s: SystemTap's JSON tapset serves its data "
+			    "through a procfs probe (/proc/systemtap/MODULE/json), which needs "
+			    "the kernel: this implementation traces user space only",
+			    e->str);
+		else if (!last)
 			elab_error(c, e->tok, "unresolved function %s%s", e->str,
 				   function_suggestions(c, e->str));
 		else
@@ -279,12 +287,23 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 	case S_RETURN:
 		resolve_expr(rc, s->value);
 		break;
-	case S_DELETE:
-		if (s->value && s->value->kind == E_SYMBOL)
-			s->value->var = find_var(rc, s->value->str, -1, s->value->tok);
+	case S_DELETE: {
+		/* as SystemTap's delete visitor: the leftmost operand of an
+		 * expression is what is deleted; a literal or a call cannot be */
+		struct expr *v = s->value;
+		while (v &&
+		       (v->kind == E_BINARY || v->kind == E_CONCAT || v->kind == E_LOGICAL ||
+			v->kind == E_COMPARE) &&
+		       v->left)
+			v = v->left;
+		if (v && (v->kind == E_NUMBER || v->kind == E_STRING || v->kind == E_CALL))
+			elab_error(rc->c, v->tok, "invalid operand of delete expression");
+		else if (v && v->kind == E_SYMBOL)
+			v->var = find_var(rc, v->str, -1, v->tok);
 		else
 			resolve_expr(rc, s->value);
 		break;
+	}
 	case S_IF:
 		resolve_expr(rc, s->cond);
 		resolve_stmt(rc, s->then);

@@ -52,6 +52,8 @@ const char *cache_hash(struct session *s);
 int cache_lookup(struct session *s);
 /* Store s->c_file and s->object_file; best effort, never fails the run. */
 void cache_store(struct session *s);
+/* --clean-cache: remove every cache entry (0). */
+int cache_clean(const struct session *s);
 
 /* ---- pass 3 internals (emit*.c), not for other modules ---- */
 

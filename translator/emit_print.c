@@ -33,9 +33,28 @@ static void print_hist(struct emitter *E, const struct expr *e, const struct exp
 	emit_raw(E, "(int64_t)0; })");
 }
 
+/* print_char(N): the byte N (SystemTap's translator passes the first
+ * argument to _stp_print_char and ignores the rest). */
+static void print_char(struct emitter *E, const struct expr *e)
+{
+	const struct expr *a = vec_at(&e->args, 0);
+	if (a->type != T_LONG) {
+		/* SystemTap's pass 4 fails on it (a pointer as a char) */
+		emit_error(E, a->tok, "print_char takes a character code (a number)");
+		emit_raw(E, "0");
+		return;
+	}
+	char *v = emit_to_string(E, a);
+	emit_raw(E, "({ char __pc = (char)(%s); _stp_print_n(c, &__pc, 1); (int64_t)0; })", v);
+}
+
 void emit_print(struct emitter *E, const struct expr *e)
 {
 	int first = first_value(e), n = e->args.n - first;
+	if (e->print_char && e->args.n) {
+		print_char(E, e);
+		return;
+	}
 	/* SystemTap's limit; the s* forms are reported twice there (the
 	 * second as a similar message), as they are translated twice. */
 	if (n > 32)

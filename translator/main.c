@@ -309,6 +309,11 @@ static int run_listing(struct session *s)
 	listing_mode = 1;
 	if (run_pass1(s))
 		return 1;
+	/* -E scripts may define what the pattern names (aliases,
+	 * functions); their own probes are not listed */
+	struct stapfile *ef;
+	vec_foreach (struct stapfile *, ef, &s->extra_files)
+		ef->probes.n = 0;
 	struct probe *p;
 	vec_foreach (struct probe *, p, &s->user_file->probes) {
 		struct probe_point *pt;
@@ -420,12 +425,20 @@ int main(int argc, char **argv)
 	msg_verbose = s->verbose;
 	msg_suppress_warnings = s->suppress_warnings;
 	driver_locate(s);
+	if (s->runtime_dir_opt) /* -R DIR: where stap_runtime.h is */
+		s->runtime_include_dir = s->runtime_dir_opt;
 	s->cache_dir = options_disable_cache ? NULL : cache_default_dir();
+	if (s->clean_cache)
+		return cache_clean(s);
+	if (s->user_module) { /* -m NAME names the object: no cache entry */
+		s->cache_dir = NULL;
+		s->module_name = s->user_module;
+	}
 
 	set_cleanup_signals();
 	if (driver_make_tmpdir(s))
 		return 1;
-	int rc = s->listing ? run_listing(s) : run_passes(s);
+	int rc = s->dump ? driver_dump(s) : s->listing ? run_listing(s) : run_passes(s);
 	rc = finish_stdout(rc);
 	driver_remove_tmpdir(s);
 	return rc;

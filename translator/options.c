@@ -17,20 +17,10 @@
 
 int options_disable_cache;
 
-enum {
-	OPT_SKIP_BADVARS = 256,
-	OPT_VP,
-	OPT_DEBUG,
-	OPT_DISABLE_CACHE,
-	OPT_IGNORED,	 /* accepted, meaningless here, no argument */
-	OPT_IGNORED_ARG, /* accepted, meaningless here, with an argument */
-	OPT_RUNTIME,
-	OPT_UNSUPPORTED,
-	OPT_UNSUPPORTED_ARG,
-};
+static const char short_opts[] = "hVvp:I:D:G:guwWko:T:c:x:e:E:l:L:r:m:R:a:B:bs:tPiFS:d:Cq";
 
-static const char short_opts[] = "hVvp:I:D:G:guwWko:T:c:x:e:E:l:L:r:m:R:a:B:bs:tPiFS:d:C";
-
+/* Every option of SystemTap 4.8's stap, with what it does here: see the
+ * table in doc/options.md. */
 static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -39,28 +29,33 @@ static const struct option long_opts[] = {
     {"vp", required_argument, NULL, OPT_VP},
     {"debug", required_argument, NULL, OPT_DEBUG},
     {"disable-cache", no_argument, NULL, OPT_DISABLE_CACHE},
+    {"poison-cache", no_argument, NULL, OPT_POISON_CACHE},
+    {"clean-cache", no_argument, NULL, OPT_CLEAN_CACHE},
     {"runtime", required_argument, NULL, OPT_RUNTIME},
-    /* harmless to ignore for user-space tracing */
-    {"ldd", no_argument, NULL, OPT_IGNORED},
-    {"all-modules", no_argument, NULL, OPT_IGNORED},
-    {"prologue-searching", optional_argument, NULL, OPT_IGNORED},
-    {"suppress-time-limits", no_argument, NULL, OPT_IGNORED},
-    {"check-version", no_argument, NULL, OPT_IGNORED},
-    {"color", optional_argument, NULL, OPT_IGNORED},
-    {"colour", optional_argument, NULL, OPT_IGNORED},
-    {"save-uprobes", no_argument, NULL, OPT_IGNORED},
-    {"no-global-var-display", no_argument, NULL, OPT_IGNORED},
-    {"clean-cache", no_argument, NULL, OPT_IGNORED},
-    {"poison-cache", no_argument, NULL, OPT_IGNORED},
-    {"compatible", required_argument, NULL, OPT_IGNORED_ARG},
-    {"modinfo", required_argument, NULL, OPT_IGNORED_ARG},
-    {"rlimit-as", required_argument, NULL, OPT_IGNORED_ARG},
-    {"rlimit-cpu", required_argument, NULL, OPT_IGNORED_ARG},
-    {"rlimit-nproc", required_argument, NULL, OPT_IGNORED_ARG},
-    {"rlimit-stack", required_argument, NULL, OPT_IGNORED_ARG},
-    {"rlimit-fsize", required_argument, NULL, OPT_IGNORED_ARG},
-    /* would change what runs: refuse */
-    {"suppress-handler-errors", no_argument, NULL, OPT_UNSUPPORTED},
+    {"dyninst", no_argument, NULL, OPT_DYNINST},
+    {"suppress-handler-errors", no_argument, NULL, OPT_SUPPRESS_HANDLER_ERRORS},
+    {"suppress-time-limits", no_argument, NULL, OPT_SUPPRESS_TIME_LIMITS},
+    {"no-global-var-display", no_argument, NULL, OPT_NO_GLOBAL_VAR_DISPLAY},
+    {"prologue-searching", optional_argument, NULL, OPT_PROLOGUE},
+    {"compatible", required_argument, NULL, OPT_COMPATIBLE},
+    {"color", optional_argument, NULL, OPT_COLOR},
+    {"colour", optional_argument, NULL, OPT_COLOR},
+    {"remote", required_argument, NULL, OPT_REMOTE},
+    {"download-debuginfo", optional_argument, NULL, OPT_DOWNLOAD_DEBUGINFO},
+    {"rlimit-as", required_argument, NULL, OPT_RLIMIT_AS},
+    {"rlimit-cpu", required_argument, NULL, OPT_RLIMIT_CPU},
+    {"rlimit-nproc", required_argument, NULL, OPT_RLIMIT_NPROC},
+    {"rlimit-stack", required_argument, NULL, OPT_RLIMIT_STACK},
+    {"rlimit-fsize", required_argument, NULL, OPT_RLIMIT_FSIZE},
+    {"ldd", no_argument, NULL, OPT_SYMBOLS},
+    {"dump-functions", no_argument, NULL, OPT_DUMP_FUNCTIONS},
+    {"dump-probe-types", no_argument, NULL, OPT_DUMP_PROBE_TYPES},
+    {"dump-probe-aliases", no_argument, NULL, OPT_DUMP_PROBE_ALIASES},
+    /* refused: each has its reason in refusals[] */
+    {"all-modules", no_argument, NULL, OPT_UNSUPPORTED},
+    {"check-version", no_argument, NULL, OPT_UNSUPPORTED},
+    {"save-uprobes", no_argument, NULL, OPT_UNSUPPORTED},
+    {"modinfo", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {"privilege", optional_argument, NULL, OPT_UNSUPPORTED},
     {"unprivileged", no_argument, NULL, OPT_UNSUPPORTED},
     {"use-server", optional_argument, NULL, OPT_UNSUPPORTED},
@@ -68,19 +63,14 @@ static const struct option long_opts[] = {
     {"list-servers", optional_argument, NULL, OPT_UNSUPPORTED},
     {"trust-servers", optional_argument, NULL, OPT_UNSUPPORTED},
     {"sign-module", optional_argument, NULL, OPT_UNSUPPORTED},
-    {"dump-probe-types", no_argument, NULL, OPT_UNSUPPORTED},
-    {"dump-probe-aliases", no_argument, NULL, OPT_UNSUPPORTED},
-    {"dump-functions", no_argument, NULL, OPT_UNSUPPORTED},
-    {"remote", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {"remote-prefix", no_argument, NULL, OPT_UNSUPPORTED},
-    {"download-debuginfo", optional_argument, NULL, OPT_UNSUPPORTED},
     {"sysroot", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {"sysenv", required_argument, NULL, OPT_UNSUPPORTED_ARG},
-    {"dyninst", no_argument, NULL, OPT_IGNORED},
     {"bpf", no_argument, NULL, OPT_UNSUPPORTED},
     {"target-namespaces", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {"monitor", optional_argument, NULL, OPT_UNSUPPORTED},
     {"example", no_argument, NULL, OPT_UNSUPPORTED},
+    {"tmpdir", required_argument, NULL, OPT_UNSUPPORTED_ARG},
     {NULL, 0, NULL, 0},
 };
 
@@ -433,6 +423,9 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 		if (set_script_text(s, arg))
 			return OPTIONS_EXIT1;
 		break;
+	case 'E':
+		vec_push(&s->extra_scripts, (void *)arg);
+		break;
 	case 'l':
 	case 'L':
 		s->listing = c == 'l' ? 1 : 2;
@@ -445,22 +438,13 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 		if (debug_enable(arg)) {
 			fprintf(stderr,
 				"Invalid --debug list '%s': domains are lexer, parse, "
-				"elaborate, translate, compile, cache, all.\n",
+				"elaborate, translate, compile, cache, ptrace, all.\n",
 				arg);
 			return OPTIONS_EXIT1;
 		}
 		break;
 	case OPT_DISABLE_CACHE:
 		options_disable_cache = 1;
-		break;
-	case OPT_RUNTIME:
-		if (strcmp(arg, "dyninst") != 0) {
-			fprintf(stderr,
-				"ERROR: --runtime=%s is not available: this stap has one "
-				"runtime, for user-space processes.\n",
-				arg);
-			return OPTIONS_EXIT1;
-		}
 		break;
 	case 'a':
 		if (strcmp(arg, "x86_64") != 0) {
@@ -469,32 +453,16 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 			return OPTIONS_EXIT1;
 		}
 		break;
-	case 'r': /* kernel release or build dir: nothing to build against */
-	case 'm': /* module name: our objects are named by their hash */
-	case 'R': /* runtime sources directory */
-	case 'B': /* kbuild options */
-	case 's': /* transport buffer size */
-	case 'd': /* symbol data for a module: all user modules are read */
-	case 'S': /* output file switching */
-	case 'b': /* bulk mode */
-	case 'P': /* prologue searching */
-	case 't': /* probe timing */
-	case OPT_IGNORED:
-	case OPT_IGNORED_ARG:
-		break;
-	case 'E':
-	case 'i':
-	case 'F':
-	case 'C':
-	case OPT_UNSUPPORTED:
-	case OPT_UNSUPPORTED_ARG:
-		fprintf(stderr,
-			"ERROR: option %s is not supported by this implementation "
-			"(user-space tracing only).\n",
-			optname);
-		return OPTIONS_EXIT1;
 	default:
-		return bad_usage();
+		/* the rest of SystemTap's options (options_compat.c) */
+		switch (options_compat(s, c, arg, optname)) {
+		case 0:
+			break;
+		case 1:
+			return OPTIONS_EXIT1;
+		default:
+			return bad_usage();
+		}
 	}
 	return OPTIONS_RUN;
 }
@@ -543,7 +511,7 @@ enum options_result options_parse(struct session *s, int argc, char **argv)
 	for (; i < argc; i++)
 		vec_push(&s->args, xstrdup(argv[i]));
 
-	if (!s->script_text && !s->script_file && !s->listing) {
+	if (!s->script_text && !s->script_file && !s->listing && !s->dump && !s->clean_cache) {
 		fputs("A script must be specified.\n", stderr);
 		return bad_usage();
 	}

@@ -462,6 +462,10 @@ static void parse_function(struct parser *p, int is_private)
 			const struct token *a = parser_next(p);
 			if (a->type != TOK_IDENT || a->content[0] == '$' || a->content[0] == '@')
 				pass1_throw(a, 1, "expected identifier");
+			struct vardecl *prev;
+			vec_foreach (struct vardecl *, prev, &f->formals)
+				if (!strcmp(prev->name, a->content))
+					pass1_throw(a, 1, "duplicate parameter names");
 			struct vardecl *v = xcalloc(1, sizeof(*v));
 			v->name = a->content;
 			v->tok = a;

@@ -220,10 +220,10 @@ static const struct {
 	const char *name;
 	int newline, delim, to_string, fmt;
 } print_family[] = {
-    {"print", 0, 0, 0, 0},    {"println", 1, 0, 0, 0},	{"printf", 0, 0, 0, 1},
-    {"printd", 0, 1, 0, 0},   {"printdln", 1, 1, 0, 0}, {"sprint", 0, 0, 1, 0},
-    {"sprintln", 1, 0, 1, 0}, {"sprintf", 0, 0, 1, 1},	{"sprintd", 0, 1, 1, 0},
-    {NULL, 0, 0, 0, 0},
+    {"print", 0, 0, 0, 0},	{"println", 1, 0, 0, 0},  {"printf", 0, 0, 0, 1},
+    {"printd", 0, 1, 0, 0},	{"printdln", 1, 1, 0, 0}, {"sprint", 0, 0, 1, 0},
+    {"sprintln", 1, 0, 1, 0},	{"sprintf", 0, 0, 1, 1},  {"sprintd", 0, 1, 1, 0},
+    {"print_char", 0, 0, 0, 0}, {NULL, 0, 0, 0, 0},
 };
 
 /* print-call -> NAME '(' [format|delimiter ','] args ')' */
@@ -235,6 +235,7 @@ static struct expr *parse_print(struct parser *p, const struct token *name, int 
 	e->print_delim = print_family[i].delim;
 	e->print_to_string = print_family[i].to_string;
 	e->print_has_fmt = print_family[i].fmt;
+	e->print_char = !strcmp(name->content, "print_char");
 	if (e->print_has_fmt || e->print_delim) {
 		parser_expect_op(p, "(");
 		const struct token *f = parser_peek(p);

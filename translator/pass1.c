@@ -140,6 +140,23 @@ static struct source_file *user_source(struct session *s)
 	return sf;
 }
 
+/* -E SCRIPT: more user scripts, named <input1>, <input2>, ... as
+ * SystemTap names them. */
+static int parse_extra_scripts(struct session *s)
+{
+	int errors = 0;
+	for (int i = 0; i < s->extra_scripts.n; i++) {
+		struct source_file *sf = xcalloc(1, sizeof(*sf));
+		sf->name = xasprintf("<input%d>", i + 1);
+		sf->text = s->extra_scripts.v[i];
+		sf->is_guru = s->guru;
+		int n = 0;
+		vec_push(&s->extra_files, parse_file(s, sf, s->guru, &n, NULL));
+		errors += n;
+	}
+	return errors;
+}
+
 static int parse_all(struct session *s)
 {
 	int errors = 0, n = 0;
@@ -171,6 +188,7 @@ static int parse_all(struct session *s)
 		return 1;
 	}
 	errors += n;
+	errors += parse_extra_scripts(s);
 
 	if (s->tapset_dir)
 		errors += parse_library(s, s->tapset_dir);
@@ -185,6 +203,9 @@ static int parse_all(struct session *s)
 		struct strbuf out = {0};
 		sb_puts(&out, "# parse tree dump\n");
 		print_stapfile(&out, s->user_file);
+		struct stapfile *ef;
+		vec_foreach (struct stapfile *, ef, &s->extra_files)
+			print_stapfile(&out, ef);
 		sb_putc(&out, '\n');
 		fputs(sb_str(&out), stdout);
 		fflush(stdout);

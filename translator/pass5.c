@@ -54,6 +54,14 @@ static char **staprun_argv(struct session *s)
 		vec_push(&a, "-o");
 		vec_push(&a, (void *)s->output_file);
 	}
+	if (s->switch_spec) {
+		vec_push(&a, "-S");
+		vec_push(&a, (void *)s->switch_spec);
+	}
+	if (s->bufsize_mb > 0) {
+		vec_push(&a, "-s");
+		vec_push(&a, xasprintf("%d", s->bufsize_mb));
+	}
 	if (s->timeout_s > 0) {
 		vec_push(&a, "-T");
 		vec_push(&a, xasprintf("%d", s->timeout_s));
@@ -105,6 +113,8 @@ int pass5_run(struct session *s)
 			_exit(1);
 		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
 			setenv("STAP_DCG_REPORT", "1", 1);
+		if (msg_debug_mask & (1u << DBG_PTRACE)) /* --debug=ptrace */
+			setenv("STAP_PTRACE_DEBUG", "1", 1);
 		execv(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -115,7 +125,8 @@ int pass5_run(struct session *s)
 	while ((rc = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
 	driver_child_pid = 0;
-	set_forwarding(0);
+	/* the handler stays: with no child it does nothing, so a signal
+	 * coming late (a second Ctrl-C) does not end stap with status 130 */
 	if (rc < 0) {
 		fprintf(stderr, "ERROR: waiting for %s: %s\n", s->staprun_path, strerror(errno));
 		return 1;

@@ -4,15 +4,15 @@
  * Conditions answer as this implementation is: arch "x86_64"; runtime
  * "kernel" (SystemTap's default runtime, so that existing scripts and
  * tapsets take their usual branch even though we trace user space);
- * systemtap_v "4.8"; kernel_v/kernel_vr from uname -r of the running
- * kernel; CONFIG_64BIT "y" (true of every x86_64 kernel), every other
- * CONFIG_* option unset (""); systemtap_privilege
- * "stapdev"; guru_mode from -g. */
+ * systemtap_v "4.8" (--compatible's version); kernel_v/kernel_vr from
+ * uname -r of the running kernel (or -r RELEASE); CONFIG_64BIT "y" (true of every x86_64 kernel),
+ * every other CONFIG_* option unset (""); systemtap_privilege "stapdev"; guru_mode from -g. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <ctype.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -143,6 +143,11 @@ static const struct token *substitute_arg(struct pp *pp, struct token *t)
 		return j;
 	}
 	const char *arg = vec_at(&pp->s->args, n - 1);
+	if (!t->loc.file || !t->loc.file->is_tapset) { /* for pass 2's "unused" warning */
+		if (!pp->s->args_used)
+			pp->s->args_used = xcalloc(nargs, 1);
+		pp->s->args_used[n - 1] = 1;
+	}
 	if (w[0] == '@') {
 		t->type = TOK_STRING;
 		t->content = arg;
@@ -390,7 +395,8 @@ void pp_collect_macros(struct pp *pp)
 
 /* ---- layer 3: conditionals ---- */
 
-static const char *kernel_release(int with_release)
+/* uname -r, or -r RELEASE; kernel_v is the part before the first '-'. */
+static const char *kernel_release(const struct session *s, int with_release)
 {
 	static struct utsname u;
 	static int done;
@@ -399,11 +405,11 @@ static const char *kernel_release(int with_release)
 			strcpy(u.release, "0.0.0");
 		done = 1;
 	}
+	const char *r = s && s->kernel_release ? s->kernel_release : u.release;
 	if (with_release)
-		return u.release;
-	static char v[sizeof(u.release)];
-	strcpy(v, u.release);
-	v[strcspn(v, "-")] = '\0';
+		return r;
+	static char v[sizeof(u.release) + 256];
+	snprintf(v, sizeof v, "%.*s", (int)strcspn(r, "-"), r);
 	return v;
 }
 
@@ -516,11 +522,13 @@ static int eval_term(struct pp *pp, const struct token *open)
 		if (!strncmp(n, "CONFIG_", 7))
 			return eval_config(lhs, op, rhs);
 		if (!strcmp(n, "kernel_v"))
-			return eval_version(lhs, op, rhs, kernel_release(0), 1);
+			return eval_version(lhs, op, rhs, kernel_release(pp->s, 0), 1);
 		if (!strcmp(n, "kernel_vr"))
-			return eval_version(lhs, op, rhs, kernel_release(1), 1);
+			return eval_version(lhs, op, rhs, kernel_release(pp->s, 1), 1);
 		if (!strcmp(n, "systemtap_v"))
-			return eval_version(lhs, op, rhs, "4.8", 1);
+			return eval_version(
+			    lhs, op, rhs,
+			    pp->s && pp->s->compat_version ? pp->s->compat_version : "4.8", 1);
 		if (!strcmp(n, "guru_mode")) {
 			int64_t v = 0;
 			if (rhs->type != TOK_NUMBER || lexer_number_value(rhs->content, &v))

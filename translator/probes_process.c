@@ -164,6 +164,37 @@ static char *pn_prefix(const struct probe_point *pp, const char *exe, const char
 	return s;
 }
 
+/* SystemTap's "no match (similar functions: a, b, ...)": the five names
+ * of the executable nearest to the function part of SPEC, from its debug
+ * info and symbol tables, the functions it imports too (all a stripped
+ * program has); in a .library only when it has debug info. */
+static enum pp_result no_function(struct dwq_mod *m, const char *spec, const char *lib,
+				  struct pp_error *err)
+{
+	struct dwq_funcs all;
+	struct dwq_plts plts = {0};
+	char msg[DWQ_ERRLEN];
+	struct vec names = {0};
+
+	if ((lib && !dwq_has_dwarf(m)) ||
+	    dwq_functions(m, "*", DWQ_FUNCTION, DWQ_PROLOGUE_NEVER, 0, &all, msg, sizeof msg) < 0)
+		return pp_fail(err, NULL, "no match");
+	for (size_t i = 0; i < all.n; i++)
+		if (!all.v[i].inlined)
+			vec_push(&names, all.v[i].name);
+	if (dwq_plt_entries(m, "*", &plts, msg, sizeof msg) == 0)
+		for (size_t i = 0; i < plts.n; i++)
+			vec_push(&names, plts.v[i].name);
+	char *want = xstrndup(spec, strcspn(spec, "@"));
+	enum pp_result r =
+	    pp_fail(err, NULL, "no match%s", elab_suggest_what(want, &names, "functions"));
+	free(want);
+	free(names.v);
+	dwq_funcs_free(&all);
+	dwq_plts_free(&plts);
+	return r;
+}
+
 /* The .function(...) component is pp->components.v[fi]; lib: the
  * .library(...) module (absolute path) or NULL for the executable. */
 static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
@@ -209,12 +240,12 @@ static enum pp_result resolve_functions(struct elab *c, struct probe_point *pp,
 	if (!m)
 		return pp_fail(err, c1->tok, "%s", msg);
 	struct dwq_funcs fs;
-	if (dwq_functions(m, c1->arg->str, kind, DWQ_PROLOGUE_AUTO, exported, &fs, msg,
+	if (dwq_functions(m, c1->arg->str, kind, dwq_prologue_default, exported, &fs, msg,
 			  sizeof msg) < 0)
 		return pp_fail(err, c1->tok, "%s", msg);
 	if (fs.n == 0) {
 		dwq_funcs_free(&fs);
-		return pp_fail(err, NULL, "no match");
+		return no_function(m, c1->arg->str, lib, err);
 	}
 	uint64_t base = module_base(img);
 	struct derived_probe *d = dp;
@@ -502,6 +533,14 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 		d->mark = m;
 	}
 	free(pre);
+	if (!d && !lib) { /* SystemTap's "(similar marks: ...)", not in libraries */
+		struct vec names = {0};
+		for (size_t i = 0; i < ps->n; i++)
+			vec_push(&names, ps->v[i].name);
+		pp_fail(err, NULL, "no match%s", elab_suggest_what(cm->arg->str, &names, "marks"));
+		free(names.v);
+		return PP_ERROR;
+	}
 	if (!d)
 		return pp_fail(err, NULL, "no match");
 	return PP_OK;
@@ -780,6 +819,21 @@ static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
 		return pp_fail(err, c0->tok,
 			       "process.library probes need a path, -c CMD or -x PID");
 	char *lib = dwq_find_library(exe, c1->arg->str, msg, sizeof msg);
+	if (!lib && !strchr(c1->arg->str, '/')) {
+		/* SystemTap's "no match (similar libraries: ...)", the libraries
+		 * the executable needs */
+		char **libs;
+		int n = dwq_needed_closure(exe, &libs, msg, sizeof msg);
+		struct vec names = {0};
+		for (int i = 0; i < n; i++)
+			vec_push(&names, libs[i]);
+		pp_fail(err, NULL, "no match%s",
+			elab_suggest_what(c1->arg->str, &names, "libraries"));
+		free(names.v);
+		if (n > 0)
+			dwq_free_strv(libs, n);
+		return PP_ERROR;
+	}
 	if (!lib)
 		return pp_fail(err, c1->tok, "%s", msg);
 	if (is_mark)

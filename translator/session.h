@@ -81,26 +81,43 @@ struct gset {
 
 struct session {
 	/* command line */
-	const char *script_file; /* NULL with -e */
-	const char *script_text; /* -e */
-	struct vec args;	 /* script arguments: char * ($1...) */
-	int last_pass;		 /* -p, default 5 */
-	int verbose;		 /* -v count */
-	struct vec include_dirs; /* -I: char * */
-	struct vec defines;	 /* -D: struct define * */
-	struct vec gsets;	 /* -G: struct gset * */
-	int guru;		 /* -g */
-	int unoptimized;	 /* -u */
-	int suppress_warnings;	 /* -w */
-	int warnings_as_errors;	 /* -W */
-	int keep_tmp;		 /* -k */
-	const char *output_file; /* -o */
-	int timeout_s;		 /* -T, 0 none */
-	const char *target_cmd;	 /* -c */
-	long target_pid;	 /* -x, 0 none */
-	int listing;		 /* -l / -L: 1 or 2 */
+	const char *script_file;  /* NULL with -e */
+	const char *script_text;  /* -e */
+	struct vec extra_scripts; /* -E: char *, run with the main script */
+	struct vec args;	  /* script arguments: char * ($1...) */
+	char *args_used;	  /* pass 1: args.n flags, $N/@N in a user file */
+	int last_pass;		  /* -p, default 5 */
+	int verbose;		  /* -v count */
+	struct vec include_dirs;  /* -I: char * */
+	struct vec defines;	  /* -D: struct define * */
+	struct vec gsets;	  /* -G: struct gset * */
+	int guru;		  /* -g */
+	int unoptimized;	  /* -u */
+	int suppress_warnings;	  /* -w */
+	int warnings_as_errors;	  /* -W */
+	int keep_tmp;		  /* -k */
+	const char *output_file;  /* -o */
+	int timeout_s;		  /* -T, 0 none */
+	const char *target_cmd;	  /* -c */
+	long target_pid;	  /* -x, 0 none */
+	int listing;		  /* -l / -L: 1 or 2 */
 	const char *listing_pattern;
 	int skip_badvars; /* --skip-badvars */
+	/* see doc/options.md for these */
+	int timing;		     /* -t: per-probe hits and times at the end */
+	int suppress_handler_errors; /* --suppress-handler-errors */
+	int no_global_var_display;   /* --no-global-var-display */
+	int poison_cache;	     /* --poison-cache: read no cache entry */
+	int clean_cache;	     /* --clean-cache: empty the cache, exit */
+	int suppress_time_limits;    /* --suppress-time-limits (-g): no MAXACTION */
+	const char *runtime_dir_opt; /* -R DIR: stap_runtime.h is there */
+	int bufsize_mb;		     /* -s MB, 0: the default */
+	const char *switch_spec;     /* -S SIZE[,N] for staprun */
+	const char *user_module;     /* -m NAME: the object is NAME.so, kept in . */
+	const char *kernel_release;  /* -r RELEASE: kernel_v, kernel_vr */
+	const char *compat_version;  /* --compatible: systemtap_v */
+	struct vec cflags;	     /* -B FLAG: for the compiler at pass 4 */
+	enum { DUMP_NONE, DUMP_FUNCTIONS, DUMP_PROBE_TYPES, DUMP_PROBE_ALIASES } dump;
 
 	/* where things are (set by main.c: in-tree after make, else installed) */
 	const char *tapset_dir;
@@ -112,6 +129,7 @@ struct session {
 
 	/* pass 1 */
 	struct stapfile *user_file;
+	struct vec extra_files;	  /* struct stapfile *: the -E scripts */
 	struct vec library_files; /* struct stapfile *: the tapset */
 
 	/* pass 2 */

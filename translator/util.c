@@ -10,7 +10,7 @@ int msg_suppress_warnings;
 unsigned msg_debug_mask;
 
 static const char *const domain_names[DBG_NDOMAINS] = {
-    "lexer", "parse", "elaborate", "translate", "compile", "cache",
+    "lexer", "parse", "elaborate", "translate", "compile", "cache", "ptrace",
 };
 
 static void oom(void)

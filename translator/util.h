@@ -55,6 +55,7 @@ enum debug_domain {
 	DBG_TRANSLATE,
 	DBG_COMPILE,
 	DBG_CACHE,
+	DBG_PTRACE, /* the runtime's ptrace engine, in staprun (pass 5) */
 	DBG_NDOMAINS
 };
 extern int msg_verbose;		  /* number of -v */
