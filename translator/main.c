@@ -13,7 +13,7 @@
 #include "dwarf_list.h"
 #include "probes_process.h"
 #include "sdt.h"
-#include "sigstate.h"
+#include "run/sigstate.h"
 
 #include <errno.h>
 #include <signal.h>

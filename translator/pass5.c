@@ -4,7 +4,7 @@
  * if stap dies, and stap's result is staprun's exit status. */
 #include "session.h"
 #include "driver.h"
-#include "sigstate.h"
+#include "run/sigstate.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -20,7 +20,7 @@
 #include "dwarf_list.h"
 #include "sdt.h"
 #include "probes_process.h"
-#include "shellcmd.h"
+#include "run/shellcmd.h"
 #include "proc_image.h"
 
 static const char *const process_subnames[] = {"function",  "library", "mark",	"provider",

@@ -48,7 +48,7 @@
  * The target's own output goes to stdout before ours (it is flushed when
  * it exits, or we wait for it after detaching). */
 #define _GNU_SOURCE
-#include "ptrace_engine.h"
+#include "ptrace/ptrace_engine.h"
 
 #include <errno.h>
 #include <fcntl.h>

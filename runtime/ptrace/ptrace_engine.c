@@ -11,7 +11,7 @@
  * (has_status, in the session's pending queue): stopping a whole process
  * collects other threads' events that way, to be handled afterwards. */
 #include "ptrace_internal.h"
-#include "sigstate.h"
+#include "run/sigstate.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -14,11 +14,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stp_internal.h"
+#include "lang/stp_internal.h"
 #include "target.h"
-#include "process.h"
-#include "dcg.h"
-#include "ptrace_engine.h"
+#include "probes/process.h"
+#include "dcg/dcg.h"
+#include "ptrace/ptrace_engine.h"
 #include "sigstate.h"
 
 #include <errno.h>

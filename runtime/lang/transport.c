@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "stp_internal.h"
-#include "sigstate.h"
+#include "run/sigstate.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,12 +10,12 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stp_internal.h"
+#include "lang/stp_internal.h"
 #include "process.h"
-#include "dcg.h"
-#include "target.h"
-#include "sigstate.h"
-#include "shellcmd.h"
+#include "dcg/dcg.h"
+#include "run/target.h"
+#include "run/sigstate.h"
+#include "run/shellcmd.h"
 
 #include <errno.h>
 #include <limits.h>

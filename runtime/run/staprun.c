@@ -8,7 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stp_internal.h"
+#include "lang/stp_internal.h"
 #include "sigstate.h"
 
 #include <dlfcn.h>

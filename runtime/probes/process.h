@@ -5,7 +5,7 @@
 #define STP_PROCESS_H
 
 #include "stap_runtime.h"
-#include "ptrace_engine.h"
+#include "ptrace/ptrace_engine.h"
 
 #include <signal.h>
 #include <sys/user.h>

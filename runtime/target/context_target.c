@@ -4,9 +4,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stp_internal.h"
-#include "process.h"
-#include "symbols.h"
+#include "lang/stp_internal.h"
+#include "probes/process.h"
+#include "sym/symbols.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,9 +5,9 @@
 #endif
 #include "dcg.h"
 #include "dcg_internal.h"
-#include "stp_internal.h"
-#include "process.h"
-#include "symbols.h"
+#include "lang/stp_internal.h"
+#include "probes/process.h"
+#include "sym/symbols.h"
 #include "arch/x86_64/insn.h"
 
 /* ---- the step mechanisms ---- */

@@ -9,9 +9,9 @@
 #define _GNU_SOURCE
 #endif
 #include "dcg_internal.h"
-#include "ptrace_engine.h"
-#include "stp_internal.h"
-#include "symbols.h"
+#include "ptrace/ptrace_engine.h"
+#include "lang/stp_internal.h"
+#include "sym/symbols.h"
 #include "arch/x86_64/insn.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "stp_internal.h"
+#include "lang/stp_internal.h"
 #include "target.h"
 #include "sigstate.h"
 #include "shellcmd.h"
