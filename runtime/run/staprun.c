@@ -3,8 +3,9 @@
  *   staprun [-v] [-o FILE [-S SIZE[,N]]] [-s MB] [-T SECONDS] [-c CMD | -x PID] OBJECT
  *   staprun OBJECT [-c CMD | -x PID] [-o FILE] ...   (the same)
  *
- * The object resolves the runtime's _stp_* symbols from this executable
- * (linked with -rdynamic), so one runtime serves every script. */
+ * The object resolves the runtime's _stp_* symbols from this executable,
+ * which exports the API of stap_runtime.h and nothing else (a dynamic list
+ * made from the header), so one runtime serves every script. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -135,12 +136,30 @@ static void guard_load(int on)
 		signal(sigs[i], on ? load_crashed : SIG_DFL);
 }
 
+/* dlopen's error, said plainly when the object needs a runtime symbol that
+ * staprun does not export (embedded C calling the runtime's internals). */
+static void load_failed(const char *path, const char *err)
+{
+	static const char undef[] = "undefined symbol: ";
+	const char *sym = err ? strstr(err, undef) : NULL;
+
+	if (sym && !strncmp(sym + sizeof undef - 1, "_stp_", 5)) {
+		sym += sizeof undef - 1;
+		fprintf(stderr,
+			"ERROR: Couldn't load '%s': it needs %.*s, which staprun does not export: "
+			"compiled scripts (embedded C too) may use only the runtime API that "
+			"stap_runtime.h declares\n",
+			path, (int)strcspn(sym, ", \n"), sym);
+		return;
+	}
+	fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path, err ? err : "unknown error");
+}
+
 static const struct _stp_module *load(const char *path, void **handle)
 {
 	struct stat sb;
 	const struct _stp_module *m;
 	const char *damage;
-	char *err;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &sb) < 0) {
@@ -164,9 +183,7 @@ static const struct _stp_module *load(const char *path, void **handle)
 	*handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 	guard_load(0);
 	if (!*handle) {
-		err = dlerror();
-		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path,
-			err ? err : "unknown error");
+		load_failed(path, dlerror());
 		return NULL;
 	}
 	dlerror();
