@@ -28,8 +28,8 @@ void _stp_pt_release(struct _stp_pt_proc *p)
 		while (mm->scratch && p->threads) {
 			struct pt_scratch *sc = mm->scratch;
 			if (_stp_pt_inject_munmap(p->threads, sc->addr) < 0)
-				pt_debug("munmap %#llx in %d failed", (unsigned long long)sc->addr,
-					 (int)p->pid);
+				_stp_dbg(STP_DBG_PTRACE, 1, "munmap %#llx in %d failed",
+					 (unsigned long long)sc->addr, (int)p->pid);
 			mm->scratch = sc->next;
 			free(sc);
 		}
@@ -42,11 +42,12 @@ void _stp_pt_release(struct _stp_pt_proc *p)
 	}
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
 		if (t->regs_dirty && ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
-			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
+			_stp_dbg(STP_DBG_PTRACE, 1, "SETREGS %d: %s", (int)t->tid, strerror(errno));
 		if (ptrace(PTRACE_DETACH, t->tid, 0, (long)t->resume_sig) < 0)
-			pt_debug("DETACH %d: %s", (int)t->tid, strerror(errno));
+			_stp_dbg(STP_DBG_PTRACE, 1, "DETACH %d: %s", (int)t->tid, strerror(errno));
 		else
-			pt_debug("detached %d%s", (int)t->tid, t->group_stop ? " (stopped)" : "");
+			_stp_dbg(STP_DBG_PTRACE, 1, "detached %d%s", (int)t->tid,
+				 t->group_stop ? " (stopped)" : "");
 	}
 	_stp_pt_proc_free(p);
 }

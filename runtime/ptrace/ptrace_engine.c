@@ -16,32 +16,20 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
 
-int _stp_pt_debug_on;
-
+/* The engine's messages are the ptrace and bkpt debug domains
+ * (lang/debug.h); this is the switch it had before them. */
 void _stp_pt_set_debug(int on)
 {
-	_stp_pt_debug_on = on;
-}
+	static const enum _stp_dbg_domain doms[] = {STP_DBG_PTRACE, STP_DBG_BKPT};
 
-void _stp_pt_msg(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;
-	buf[n++] = '\n';
-	fprintf(stderr, "ptrace: %.*s", n, buf);
+	for (size_t i = 0; i < sizeof doms / sizeof doms[0]; i++)
+		if (!on)
+			_stp_dbg_level[doms[i]] = 0;
+		else if (!_stp_dbg_on(doms[i], 1))
+			_stp_dbg_level[doms[i]] = 1;
 }
 
 /* ---- threads and processes ---- */
@@ -158,7 +146,8 @@ void _stp_pt_queue_status(struct _stp_pt_thread *t, int st)
 	struct _stp_pt_session *s = t->proc->s;
 
 	if (t->has_status) {
-		pt_debug("thread %d: status %#x lost to %#x", (int)t->tid, t->status, st);
+		_stp_dbg(STP_DBG_PTRACE, 1, "thread %d: status %#x lost to %#x", (int)t->tid,
+			 t->status, st);
 		t->status = st;
 		return;
 	}
@@ -206,7 +195,7 @@ struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, 
 	sigemptyset(&s->launch_mask);
 	sigemptyset(&s->launch_ignored);
 	if (getenv("STAP_PTRACE_DEBUG"))
-		_stp_pt_debug_on = 1;
+		_stp_pt_set_debug(1);
 	return s;
 }
 

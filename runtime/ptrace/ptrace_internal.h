@@ -7,17 +7,10 @@
 #endif
 #include "ptrace_engine.h"
 #include "arch/x86_64/insn.h"
+#include "lang/debug.h"
 
 #include <stdio.h>
 #include <sys/types.h>
-
-extern int _stp_pt_debug_on;
-#define pt_debug(...)                             \
-	do {                                      \
-		if (_stp_pt_debug_on)             \
-			_stp_pt_msg(__VA_ARGS__); \
-	} while (0)
-void _stp_pt_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A probe; several may share one breakpoint. */
 struct _stp_pt_probe {

@@ -96,7 +96,7 @@ int _stp_pt_launch(struct _stp_pt_session *s, char *const argv[], struct _stp_pt
 		       (long)((st >> 16) == 0 && WSTOPSIG(st) != SIGSTOP ? WSTOPSIG(st) : 0));
 	}
 	close(errpipe[0]);
-	pt_debug("launched %s as %d", argv[0], (int)pid);
+	_stp_dbg(STP_DBG_PTRACE, 1, "launched %s as %d", argv[0], (int)pid);
 	if (out)
 		*out = p;
 	return 0;
@@ -173,7 +173,8 @@ static void adopt_sharers(struct _stp_pt_proc *p)
 			}
 			closedir(td);
 		}
-		pt_debug("%d: process %d shares its memory: traced", (int)p->pid, (int)c);
+		_stp_dbg(STP_DBG_PTRACE, 1, "%d: process %d shares its memory: traced", (int)p->pid,
+			 (int)c);
 		if (!cp->nthreads)
 			_stp_pt_proc_free(cp);
 	}
@@ -249,7 +250,7 @@ int _stp_pt_attach(struct _stp_pt_session *s, pid_t pid, struct _stp_pt_proc **o
 	p->report_threads = 1;
 	p->attached = 1;
 	adopt_sharers(p);
-	pt_debug("attached to %d (%d threads)", (int)pid, p->nthreads);
+	_stp_dbg(STP_DBG_PTRACE, 1, "attached to %d (%d threads)", (int)pid, p->nthreads);
 	if (out)
 		*out = p;
 	return 0;

@@ -16,6 +16,22 @@
 
 /* ---- resuming ---- */
 
+static const char *resume_name(enum __ptrace_request req)
+{
+	switch (req) {
+	case PTRACE_LISTEN:
+		return "listen";
+	case PTRACE_SINGLESTEP:
+		return "single-step";
+	case PTRACE_SINGLEBLOCK:
+		return "single-block";
+	case PTRACE_SYSCALL:
+		return "to the next system call";
+	default:
+		return "continue";
+	}
+}
+
 void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 {
 	enum __ptrace_request req = PTRACE_CONT;
@@ -41,14 +57,16 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 		t->hooks->resume(t, sig, t->hooks_data);
 	if (t->regs_dirty) {
 		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
-			pt_debug("SETREGS %d: %s", (int)t->tid, strerror(errno));
+			_stp_dbg(STP_DBG_PTRACE, 1, "SETREGS %d: %s", (int)t->tid, strerror(errno));
 		t->regs_dirty = 0;
 	}
 	t->resume_sig = 0;
 	t->regs_valid = 0;
 	t->state = PT_RUNNING;
+	_stp_dbg(STP_DBG_PTRACE, 2, "thread %d: resumed (%s, signal %d)", (int)t->tid,
+		 resume_name(req), sig);
 	if (ptrace(req, t->tid, 0, (long)sig) < 0 && errno != ESRCH)
-		pt_debug("resume %d: %s", (int)t->tid, strerror(errno));
+		_stp_dbg(STP_DBG_PTRACE, 1, "resume %d: %s", (int)t->tid, strerror(errno));
 	/* ESRCH: killed meanwhile; its exit will be reported */
 }
 
@@ -174,7 +192,7 @@ void _stp_pt_ev_child(struct _stp_pt_thread *t, int ev)
 			return;
 		nt->new_thread = 1;
 		unpark(s, nt);
-		pt_debug("thread %d: new thread %d", (int)t->tid, (int)nt->tid);
+		_stp_dbg(STP_DBG_PTRACE, 1, "thread %d: new thread %d", (int)t->tid, (int)nt->tid);
 		return;
 	}
 	cp = _stp_pt_proc_new(s, (pid_t)msg);
@@ -209,7 +227,7 @@ void _stp_pt_ev_child(struct _stp_pt_thread *t, int ev)
 	 * runs on a stack of its own */
 	if (cp->mm && (cp->follow || cp->release_on_exec) && (!shared || ev == PTRACE_EVENT_VFORK))
 		_stp_pt_frames_copy(nt, t);
-	pt_debug("%d: new process %d (%s, %s)", (int)t->tid, (int)cp->pid,
+	_stp_dbg(STP_DBG_PTRACE, 1, "%d: new process %d (%s, %s)", (int)t->tid, (int)cp->pid,
 		 ev == PTRACE_EVENT_VFORK ? "vfork"
 		     : shared		  ? "clone sharing memory"
 					  : "fork",
@@ -243,13 +261,13 @@ void _stp_pt_ev_exec(struct _stp_pt_thread *t)
 	p->r_debug = p->libs_brk = 0;
 	if (p->release_on_exec) {
 		if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0)
-			pt_debug("DETACH %d: %s", (int)t->tid, strerror(errno));
+			_stp_dbg(STP_DBG_PTRACE, 1, "DETACH %d: %s", (int)t->tid, strerror(errno));
 		_stp_pt_proc_free(p);
 		return;
 	}
 	p->mm = _stp_pt_mm_new(p->pid);
 	p->mm_err = p->mm ? 0 : errno;
-	pt_debug("%d: exec", (int)p->pid);
+	_stp_dbg(STP_DBG_PTRACE, 1, "%d: exec", (int)p->pid);
 	if (p->follow && !s->detaching && s->cb.exec)
 		s->cb.exec(t, s->user);
 }
@@ -308,7 +326,7 @@ void _stp_pt_thread_gone(struct _stp_pt_thread *t, int st)
 		s->cb.thread_exit(t, st, s->user);
 	_stp_pt_thread_free(t);
 	if (p->nthreads == 0) {
-		pt_debug("%d: ended (status %#x)", (int)p->pid,
+		_stp_dbg(STP_DBG_PTRACE, 1, "%d: ended (status %#x)", (int)p->pid,
 			 p->leader_gone ? p->leader_status : st);
 		if (s->cb.proc_exit && p->follow)
 			s->cb.proc_exit(p, p->leader_gone ? p->leader_status : st, s->user);
@@ -400,9 +418,9 @@ void _stp_pt_process_stop(struct _stp_pt_thread *t, int st)
 				_stp_pt_ool_finish(t);
 			_stp_pt_fault_in_slot(t, sig);
 			t->resume_sig = sig;
-			if (_stp_pt_debug_on && _stp_pt_fetch_regs(t) == 0)
-				pt_debug("thread %d: signal %d at %#llx", (int)t->tid, sig,
-					 t->regs.rip);
+			if (_stp_dbg_on(STP_DBG_PTRACE, 1) && _stp_pt_fetch_regs(t) == 0)
+				_stp_dbg(STP_DBG_PTRACE, 1, "thread %d: signal %d at %#llx",
+					 (int)t->tid, sig, t->regs.rip);
 		}
 		break;
 	default:
@@ -424,6 +442,9 @@ static void handle_status(struct _stp_pt_thread *t, int st)
 void _stp_pt_on_wait(struct _stp_pt_session *s, pid_t pid, int st)
 {
 	struct _stp_pt_thread *t = _stp_pt_find(s, pid);
+
+	_stp_dbg(STP_DBG_PTRACE, 2, "thread %d: wait status %#x%s", (int)pid, st,
+		 !t ? " (not traced yet)" : "");
 
 	if (!t) {
 		if (WIFSTOPPED(st)) {

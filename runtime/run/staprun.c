@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lang/stp_internal.h"
+#include "lang/debug.h"
 #include "sigstate.h"
 
 #include <dlfcn.h>
@@ -32,7 +33,8 @@ static void usage(FILE *f, const char *prog)
 		"Usage: %s [-v] [-o FILE [-S SIZE[,N]]] [-s MB] [-T SECONDS] [-c CMD | -x PID]\n"
 		"       OBJECT\n"
 		"  (the options may also follow OBJECT)\n"
-		"  -v          be verbose (repeatable)\n"
+		"  -v          be verbose (repeatable; -vvv and more: the runtime's debug\n"
+		"              messages, as STAP_DEBUG=all:1, all:2, ...)\n"
 		"  -o FILE     write the script's output to FILE (strftime(3) conversions\n"
 		"              allowed)\n"
 		"  -S SIZE[,N] switch to the next file FILE.1, FILE.2, ... when one holds\n"
@@ -41,7 +43,10 @@ static void usage(FILE *f, const char *prog)
 		"  -T SECONDS  end the run after SECONDS (end probes run)\n"
 		"  -c CMD      run CMD (with /bin/sh -c); end when it exits\n"
 		"  -x PID      end when process PID exits\n"
-		"  -h          show this help\n",
+		"  -h          show this help\n"
+		"Environment: STAP_DEBUG=DOMAIN[:LEVEL],... turns on the runtime's debug\n"
+		"  messages (domains ptrace, bkpt, dcg, sym, transport, all; see\n"
+		"  doc/debug-domains.md); STAP_PTRACE_DEBUG=1 is ptrace,bkpt.\n",
 		prog);
 }
 
@@ -280,6 +285,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ERROR: You have to specify output FILE with '-S' option.\n");
 		return 1;
 	}
+	if (_stp_dbg_setup(o.verbose) < 0)
+		return 1;
 	_stp_transport_setup(fsize, fnum, bufsize);
 	/* A closed output pipe is an error to report, not a silent death. */
 	signal(SIGPIPE, SIG_IGN);
