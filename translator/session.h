@@ -88,6 +88,7 @@ struct session {
 	char *args_used;	  /* pass 1: args.n flags, $N/@N in a user file */
 	int last_pass;		  /* -p, default 5 */
 	int verbose;		  /* -v count */
+	int verbose_pass5;	  /* pass 5's: -v count, or --vp's fifth digit */
 	struct vec include_dirs;  /* -I: char * */
 	struct vec defines;	  /* -D: struct define * */
 	struct vec gsets;	  /* -G: struct gset * */
