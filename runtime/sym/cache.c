@@ -1,0 +1,275 @@
+/* The symbol cache: one table per traced process (symbols.h), shared by
+ * the context tapset (usymname, ubacktrace, ...) and the call graph.
+ *
+ * The rule: a cached name holds while the file mapping it came from is
+ * still mapped at the same place from the same file, the file known by
+ * device and inode through /proc/PID/map_files/ (a library rebuilt over
+ * its path and loaded again at the same address is another file). An exec
+ * or the end of the process drops the whole table.
+ *
+ * Every change reaches the cache from one place, the run loop and the
+ * probe hooks (probes/process_probes.c): exec, process gone, and the
+ * engine's "libraries changed" (dlopen, dlclose), each after the call
+ * graph has named the records it still holds. Changes the engine does not
+ * report (no library watch without a call graph or .library probes, a bare
+ * mmap or munmap) are looked for at the first lookup of a process in each
+ * handler run: the call graph looks up between handlers, in processes
+ * whose libraries are watched while it traces, so its stops pay nothing.
+ * A comparison reads /proc/PID/maps and stops there when its hash is the
+ * same; else the names of every range mapped otherwise go (unmapped,
+ * mapped anew, or from another file). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "symbols.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+/* A file mapping: [start, end) of the file dev:ino. */
+struct fmap {
+	uint64_t start, end;
+	unsigned long long dev, ino;
+};
+
+struct proc_syms {
+	pid_t pid;
+	struct _stp_symtab *st;
+	uint64_t hash; /* of /proc/PID/maps at the last comparison */
+	struct fmap *maps;
+	size_t nmaps;
+	unsigned run; /* the handler run of the last comparison */
+};
+
+static struct proc_syms *procs;
+static size_t nprocs;
+static unsigned cur_run;
+static int in_run;
+
+/* The whole of /proc/PID/maps (malloc'd, NUL-terminated), NULL if gone. */
+static char *read_maps(pid_t pid)
+{
+	char path[64], *buf = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return NULL;
+	for (;;) {
+		size_t r;
+
+		if (cap - n < 4096) {
+			char *b = realloc(buf, cap ? 2 * cap : 16384);
+			if (!b) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = b;
+			cap = cap ? 2 * cap : 16384;
+		}
+		if (!(r = fread(buf + n, 1, cap - n - 1, f)))
+			break;
+		n += r;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* FNV-1a */
+static uint64_t hash_of(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The file mappings of a maps text, in address order; the file of each by
+ * its map_files link (what is mapped, whatever its path names now), by
+ * the maps line where that cannot be followed. -1 when out of memory. */
+static int parse_maps(pid_t pid, char *text, struct fmap **out, size_t *nout)
+{
+	struct fmap *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (char *line = text, *next; line && *line; line = next) {
+		unsigned long long lo, hi, ino;
+		unsigned maj, min;
+		char link[96];
+		struct stat sb;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu", &lo, &hi, &maj, &min, &ino) < 5 ||
+		    !ino)
+			continue;
+		if (n == cap) {
+			struct fmap *w = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *w);
+			if (!w) {
+				free(v);
+				return -1;
+			}
+			v = w;
+		}
+		snprintf(link, sizeof link, "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
+		v[n].start = lo;
+		v[n].end = hi;
+		if (stat(link, &sb) == 0) {
+			v[n].dev = sb.st_dev;
+			v[n].ino = sb.st_ino;
+		} else {
+			v[n].dev = makedev(maj, min);
+			v[n].ino = ino;
+		}
+		n++;
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static int same_map(const struct fmap *a, const struct fmap *b)
+{
+	return a->start == b->start && a->end == b->end && a->dev == b->dev && a->ino == b->ino;
+}
+
+/* Compare p's mappings with those of the last comparison (none: take
+ * them as they are, the table being new); forget what changed. */
+static void compare(struct proc_syms *p, int baseline)
+{
+	char *text = read_maps(p->pid);
+	struct fmap *now;
+	size_t nnow, i = 0, j = 0;
+	uint64_t h;
+
+	if (!text)
+		return; /* gone: its exit drops the table */
+	h = hash_of(text);
+	if (!baseline && h == p->hash) {
+		free(text);
+		return;
+	}
+	if (parse_maps(p->pid, text, &now, &nnow) < 0) {
+		free(text);
+		_stp_sym_unmap(p->pid, 0, UINT64_MAX);
+		return;
+	}
+	free(text);
+	/* both lists are in address order */
+	while (!baseline && (i < p->nmaps || j < nnow)) {
+		const struct fmap *o = i < p->nmaps ? &p->maps[i] : NULL;
+		const struct fmap *w = j < nnow ? &now[j] : NULL;
+
+		if (o && (!w || o->start < w->start)) {
+			_stp_sym_unmap(p->pid, o->start, o->end);
+			i++;
+		} else if (!o || w->start < o->start) {
+			_stp_sym_unmap(p->pid, w->start, w->end);
+			j++;
+		} else {
+			if (!same_map(o, w)) {
+				_stp_sym_unmap(p->pid, o->start, o->end);
+				_stp_sym_unmap(p->pid, w->start, w->end);
+			}
+			i++;
+			j++;
+		}
+	}
+	free(p->maps);
+	p->maps = now;
+	p->nmaps = nnow;
+	p->hash = h;
+}
+
+static struct proc_syms *find(pid_t pid)
+{
+	for (size_t i = 0; i < nprocs; i++)
+		if (procs[i].pid == pid)
+			return &procs[i];
+	return NULL;
+}
+
+struct _stp_symtab *_stp_sym_of(pid_t pid)
+{
+	struct proc_syms *p = find(pid), *v;
+
+	if (p) {
+		if (in_run && p->run != cur_run) {
+			p->run = cur_run;
+			compare(p, 0);
+		}
+		return p->st;
+	}
+	if (!(v = realloc(procs, (nprocs + 1) * sizeof *v)))
+		return NULL;
+	procs = v;
+	p = &procs[nprocs];
+	memset(p, 0, sizeof *p);
+	if (!(p->st = _stp_sym_open(pid)))
+		return NULL;
+	p->pid = pid;
+	p->run = cur_run;
+	nprocs++;
+	compare(p, 1);
+	return p->st;
+}
+
+void _stp_sym_handler_begins(void)
+{
+	cur_run++;
+	in_run = 1;
+}
+
+void _stp_sym_handler_ends(void)
+{
+	in_run = 0;
+}
+
+void _stp_sym_unmap(pid_t pid, uint64_t start, uint64_t end)
+{
+	struct proc_syms *p = find(pid);
+
+	if (p)
+		_stp_sym_unmapped(p->st, start, end);
+}
+
+void _stp_sym_maps_changed(pid_t pid)
+{
+	struct proc_syms *p = find(pid);
+
+	if (p)
+		compare(p, 0);
+}
+
+void _stp_sym_gone(pid_t pid)
+{
+	struct proc_syms *p = find(pid);
+
+	if (!p)
+		return;
+	_stp_sym_close(p->st);
+	free(p->maps);
+	*p = procs[--nprocs];
+}
+
+void _stp_sym_exec(pid_t pid)
+{
+	/* a new image, maybe at the same addresses: nothing of the old holds */
+	_stp_sym_gone(pid);
+}
+
+void _stp_sym_cache_free(void)
+{
+	while (nprocs)
+		_stp_sym_gone(procs[0].pid);
+	free(procs);
+	procs = NULL;
+}
