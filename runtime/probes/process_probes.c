@@ -200,6 +200,11 @@ static void fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid
 	tc.bias = bias;
 	tc.is_return = p->kind == STP_PROBE_PROCESS_RETURN;
 	tc.comm = comm;
+	/* a process whose symbols handlers use: the cache hears of its dlclose */
+	if (t && _stp_sym_needs_watch(tc.pid)) {
+		_stp_proc_watch_libraries(_stp_pt_thread_proc(t));
+		_stp_sym_watching(tc.pid);
+	}
 	_stp_run_probe(p, &tc);
 	if (tc.is_return && t) {
 		struct user_regs_struct r;
@@ -478,8 +483,9 @@ static void on_libraries(struct _stp_pt_thread *t, void *data)
 	scan_libraries(_stp_pt_thread_proc(t));
 }
 
-/* The dynamic call graph hears of dlopen/dlclose even with no .library
- * probe (its code sites in a library closed must go). */
+/* The dynamic call graph and the symbol cache hear of dlopen/dlclose even
+ * with no .library probe (code sites and names in a library closed must
+ * go). */
 void _stp_proc_watch_libraries(struct _stp_pt_proc *proc)
 {
 	(void)_stp_pt_watch_libraries(proc, on_libraries, NULL);

@@ -18,7 +18,6 @@
 #include "target.h"
 #include "probes/process.h"
 #include "dcg/dcg.h"
-#include "sym/symbols.h"
 #include "ptrace/ptrace_engine.h"
 #include "sigstate.h"
 
@@ -158,10 +157,8 @@ void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc)
 	c.probe = p;
 	c.target = tc;
 	_stp_ctx_ubt_forget();
-	_stp_sym_handler_begins();
 	_stp_regex_reset();
 	cut = run_interruptible(p, &c);
-	_stp_sym_handler_ends();
 	/* the run ends, as on that signal in the loop */
 	if (_stp_interrupt_signal() &&
 	    (_stp_session_state == STP_SESSION_STARTING ||

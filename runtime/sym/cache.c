@@ -7,17 +7,19 @@
  * its path and loaded again at the same address is another file). An exec
  * or the end of the process drops the whole table.
  *
- * Every change reaches the cache from one place, the run loop and the
- * probe hooks (probes/process_probes.c): exec, process gone, and the
- * engine's "libraries changed" (dlopen, dlclose), each after the call
- * graph has named the records it still holds. Changes the engine does not
- * report (no library watch without a call graph or .library probes, a bare
- * mmap or munmap) are looked for at the first lookup of a process in each
- * handler run: the call graph looks up between handlers, in processes
- * whose libraries are watched while it traces, so its stops pay nothing.
- * A comparison reads /proc/PID/maps and stops there when its hash is the
- * same; else the names of every range mapped otherwise go (unmapped,
- * mapped anew, or from another file). */
+ * Every change reaches the cache from one place, the probe hooks
+ * (probes/process_probes.c): exec, process gone, and the engine's
+ * "libraries changed" (dlopen, dlclose), each after the call graph has
+ * named the records it still holds. The engine reports the library
+ * changes of a process only when asked to (by the call graph, .library
+ * probes), so the hooks ask it for every process with a table, at its
+ * first probe hit after the table was opened (_stp_sym_needs_watch), and
+ * the mappings are compared then for what changed unseen in between.
+ * Lookups never compare: reading /proc/PID/maps costs about as much as a
+ * ptrace stop. A comparison stops at the hash of /proc/PID/maps when it is
+ * the same; else the names of every range mapped otherwise go (unmapped,
+ * mapped anew, or from another file). Not seen: an mmap or munmap of code
+ * behind the dynamic linker's back, between two of its changes. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -41,13 +43,11 @@ struct proc_syms {
 	uint64_t hash; /* of /proc/PID/maps at the last comparison */
 	struct fmap *maps;
 	size_t nmaps;
-	unsigned run; /* the handler run of the last comparison */
+	int watched; /* the engine was asked for its library changes */
 };
 
 static struct proc_syms *procs;
 static size_t nprocs;
-static unsigned cur_run;
-static int in_run;
 
 /* The whole of /proc/PID/maps (malloc'd, NUL-terminated), NULL if gone. */
 static char *read_maps(pid_t pid)
@@ -201,13 +201,8 @@ struct _stp_symtab *_stp_sym_of(pid_t pid)
 {
 	struct proc_syms *p = find(pid), *v;
 
-	if (p) {
-		if (in_run && p->run != cur_run) {
-			p->run = cur_run;
-			compare(p, 0);
-		}
+	if (p)
 		return p->st;
-	}
 	if (!(v = realloc(procs, (nprocs + 1) * sizeof *v)))
 		return NULL;
 	procs = v;
@@ -216,21 +211,26 @@ struct _stp_symtab *_stp_sym_of(pid_t pid)
 	if (!(p->st = _stp_sym_open(pid)))
 		return NULL;
 	p->pid = pid;
-	p->run = cur_run;
 	nprocs++;
 	compare(p, 1);
 	return p->st;
 }
 
-void _stp_sym_handler_begins(void)
+int _stp_sym_needs_watch(pid_t pid)
 {
-	cur_run++;
-	in_run = 1;
+	struct proc_syms *p = find(pid);
+
+	return p && !p->watched;
 }
 
-void _stp_sym_handler_ends(void)
+void _stp_sym_watching(pid_t pid)
 {
-	in_run = 0;
+	struct proc_syms *p = find(pid);
+
+	if (p && !p->watched) {
+		p->watched = 1;
+		compare(p, 0);
+	}
 }
 
 void _stp_sym_unmap(pid_t pid, uint64_t start, uint64_t end)

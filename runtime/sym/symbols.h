@@ -82,13 +82,8 @@ size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_
  * by the context tapset and the call graph, with one invalidation rule
  * (see cache.c). The run loop and the probe hooks call the rest. ---- */
 
-/* The table of PID, opened at its first use (NULL: out of memory). Inside
- * a handler run, the first call for a process checks its mappings. */
+/* The table of PID, opened at its first use (NULL: out of memory). */
 struct _stp_symtab *_stp_sym_of(pid_t pid);
-/* A handler run begins and ends (run.c): the target ran since the last
- * one, and may have mapped or unmapped code without the engine saying. */
-void _stp_sym_handler_begins(void);
-void _stp_sym_handler_ends(void);
 /* What happened to PID's memory (the probe hooks): exec (a new image) and
  * the end of the process drop its table; maps_changed (the engine saw
  * dlopen or dlclose) compares its mappings now; unmap forgets a range. */
@@ -96,6 +91,12 @@ void _stp_sym_exec(pid_t pid);
 void _stp_sym_gone(pid_t pid);
 void _stp_sym_maps_changed(pid_t pid);
 void _stp_sym_unmap(pid_t pid, uint64_t start, uint64_t end);
+/* PID has a table that the engine may not keep current yet: the probe
+ * hooks then ask the engine for its dlopen/dlclose (maps_changed) and say
+ * so by _stp_sym_watching, which compares the mappings once (what changed
+ * unseen since the table was opened). */
+int _stp_sym_needs_watch(pid_t pid);
+void _stp_sym_watching(pid_t pid);
 /* The end of the run: every table goes. */
 void _stp_sym_cache_free(void);
 
