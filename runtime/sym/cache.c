@@ -25,6 +25,7 @@
 #endif
 #include "symbols.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,65 +50,27 @@ struct proc_syms {
 static struct proc_syms *procs;
 static size_t nprocs;
 
-/* The whole of /proc/PID/maps (malloc'd, NUL-terminated), NULL if gone. */
-static char *read_maps(pid_t pid)
+/* The file mappings of pid in address order, and a hash (FNV-1a) of its
+ * /proc/PID/maps. The file of each mapping is given by the maps line; the
+ * caller asks map_files (identify) only when the hash changed. 0, or -1
+ * (gone, out of memory). */
+static int read_maps(pid_t pid, uint64_t *hash, struct fmap **out, size_t *nout)
 {
-	char path[64], *buf = NULL;
+	char path[64], line[PATH_MAX + 256];
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct fmap *v = NULL;
 	size_t n = 0, cap = 0;
 	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "re")))
-		return NULL;
-	for (;;) {
-		size_t r;
-
-		if (cap - n < 4096) {
-			char *b = realloc(buf, cap ? 2 * cap : 16384);
-			if (!b) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = b;
-			cap = cap ? 2 * cap : 16384;
-		}
-		if (!(r = fread(buf + n, 1, cap - n - 1, f)))
-			break;
-		n += r;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
-/* FNV-1a */
-static uint64_t hash_of(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
-/* The file mappings of a maps text, in address order; the file of each by
- * its map_files link (what is mapped, whatever its path names now), by
- * the maps line where that cannot be followed. -1 when out of memory. */
-static int parse_maps(pid_t pid, char *text, struct fmap **out, size_t *nout)
-{
-	struct fmap *v = NULL;
-	size_t n = 0, cap = 0;
-
-	for (char *line = text, *next; line && *line; line = next) {
+		return -1;
+	while (fgets(line, sizeof line, f)) {
 		unsigned long long lo, hi, ino;
 		unsigned maj, min;
-		char link[96];
-		struct stat sb;
 
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
+		for (const char *c = line; *c; c++)
+			h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
 		if (sscanf(line, "%llx-%llx %*s %*x %x:%x %llu", &lo, &hi, &maj, &min, &ino) < 5 ||
 		    !ino)
 			continue;
@@ -115,25 +78,38 @@ static int parse_maps(pid_t pid, char *text, struct fmap **out, size_t *nout)
 			struct fmap *w = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *w);
 			if (!w) {
 				free(v);
+				fclose(f);
 				return -1;
 			}
 			v = w;
 		}
-		snprintf(link, sizeof link, "/proc/%d/map_files/%llx-%llx", (int)pid, lo, hi);
 		v[n].start = lo;
 		v[n].end = hi;
-		if (stat(link, &sb) == 0) {
-			v[n].dev = sb.st_dev;
-			v[n].ino = sb.st_ino;
-		} else {
-			v[n].dev = makedev(maj, min);
-			v[n].ino = ino;
-		}
-		n++;
+		v[n].dev = makedev(maj, min);
+		v[n++].ino = ino;
 	}
+	fclose(f);
+	*hash = h;
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+/* The file of each mapping by its map_files link (what is mapped,
+ * whatever its path names now), where that can be followed. */
+static void identify(pid_t pid, struct fmap *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char link[96];
+		struct stat sb;
+
+		snprintf(link, sizeof link, "/proc/%d/map_files/%llx-%llx", (int)pid,
+			 (unsigned long long)v[i].start, (unsigned long long)v[i].end);
+		if (stat(link, &sb) == 0) {
+			v[i].dev = sb.st_dev;
+			v[i].ino = sb.st_ino;
+		}
+	}
 }
 
 static int same_map(const struct fmap *a, const struct fmap *b)
@@ -145,24 +121,17 @@ static int same_map(const struct fmap *a, const struct fmap *b)
  * them as they are, the table being new); forget what changed. */
 static void compare(struct proc_syms *p, int baseline)
 {
-	char *text = read_maps(p->pid);
 	struct fmap *now;
 	size_t nnow, i = 0, j = 0;
 	uint64_t h;
 
-	if (!text)
-		return; /* gone: its exit drops the table */
-	h = hash_of(text);
+	if (read_maps(p->pid, &h, &now, &nnow) < 0)
+		return; /* gone (its exit drops the table), or out of memory */
 	if (!baseline && h == p->hash) {
-		free(text);
+		free(now);
 		return;
 	}
-	if (parse_maps(p->pid, text, &now, &nnow) < 0) {
-		free(text);
-		_stp_sym_unmap(p->pid, 0, UINT64_MAX);
-		return;
-	}
-	free(text);
+	identify(p->pid, now, nnow);
 	/* both lists are in address order */
 	while (!baseline && (i < p->nmaps || j < nnow)) {
 		const struct fmap *o = i < p->nmaps ? &p->maps[i] : NULL;
