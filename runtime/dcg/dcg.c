@@ -22,14 +22,6 @@ size_t dcg_nthreads;
 #define DEC_BITS 14
 static struct dec *decs;
 
-/* Symbol tables per process. */
-struct stab {
-	pid_t pid;
-	struct _stp_symtab *st;
-};
-static struct stab *stabs;
-static size_t nstabs;
-
 /* Limits (dynamic_call_graph_max_depth/_leaf/_exclude). */
 int64_t dcg_max_depth = -1;
 char **dcg_leafpat, **dcg_exclpat;
@@ -83,18 +75,11 @@ static int pid_traced(pid_t pid)
 	return 0;
 }
 
+/* The symbol cache's table (sym/cache.c: one for the context tapset and
+ * the call graph, invalidated by the probe hooks). */
 struct _stp_symtab *dcg_symtab_of(pid_t pid)
 {
-	for (size_t i = 0; i < nstabs; i++)
-		if (stabs[i].pid == pid)
-			return stabs[i].st;
-	struct stab *v = realloc(stabs, (nstabs + 1) * sizeof *v);
-	if (!v)
-		return NULL;
-	stabs = v;
-	stabs[nstabs].pid = pid;
-	stabs[nstabs].st = _stp_sym_open(pid);
-	return stabs[nstabs++].st;
+	return _stp_sym_of(pid);
 }
 
 struct dthread *dcg_find_thread(pid_t tid, int create)
@@ -273,9 +258,10 @@ static void thread_off(struct dthread *d, int keep_mode)
 void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 {
 	struct _stp_tctx *tc = c ? (struct _stp_tctx *)c->target : NULL;
+	struct _stp_pt_thread *t = _stp_tctx_pt_thread(tc);
 	struct user_regs_struct r;
 
-	if (!tc || !tc->t)
+	if (!t)
 		return;
 	struct dthread *d = dcg_find_thread(tc->tid, on != 0);
 	if (!d)
@@ -287,21 +273,21 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	if (d->on) /* on twice: nothing changes */
 		return;
 	pick_mechanism(m);
-	if (_stp_pt_get_regs(tc->t, &r) < 0)
+	if (_stp_pt_get_regs(t, &r) < 0)
 		return;
 	/* dlclose: what was decoded and symbolized there must go */
-	_stp_proc_watch_libraries(_stp_pt_thread_proc(tc->t));
+	_stp_proc_watch_libraries(_stp_pt_thread_proc(t));
 	if (mech == MECH_BREAKPOINT) {
-		if (_stp_dcg_sites_from(tc->t, r.rip) < 0)
+		if (_stp_dcg_sites_from(t, r.rip) < 0)
 			return;
-		_stp_pt_signal_step(tc->t, dcg_on_signal, NULL);
+		_stp_pt_signal_step(t, dcg_on_signal, NULL);
 	} else if (_stp_pt_step_mode(
-		       tc->t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN : _STP_PT_STEP_BLOCK,
+		       t, mech == MECH_SINGLESTEP ? _STP_PT_STEP_INSN : _STP_PT_STEP_BLOCK,
 		       dcg_on_step, NULL) < 0) {
 		return;
 	}
 	d->on = 1;
-	d->t = tc->t;
+	d->t = t;
 	d->pid = tc->pid;
 	_stp_ctx_execname(c, d->comm, sizeof d->comm);
 	d->prev_pc = r.rip;
@@ -363,18 +349,11 @@ static void drop_decodings(pid_t pid)
 			decs[i].valid = 0;
 }
 
-/* pid's memory is gone (exec, exit): its sites, decodings and symbols. */
+/* pid's memory is gone (exec, exit): its sites and decodings. */
 static void forget_pid(pid_t pid)
 {
 	_stp_dcg_sites_forget(pid);
 	drop_decodings(pid);
-	for (size_t i = 0; i < nstabs; i++)
-		if (stabs[i].pid == pid) {
-			if (stabs[i].st)
-				_stp_sym_close(stabs[i].st);
-			stabs[i] = stabs[--nstabs];
-			break;
-		}
 }
 
 void _stp_dcg_exec(pid_t pid)
@@ -402,9 +381,6 @@ void _stp_dcg_libs_changed(struct _stp_pt_thread *t)
 	for (size_t i = 0; i < dcg_nthreads; i++)
 		if (dcg_threads[i]->pid == pid)
 			dcg_flush_thread(dcg_threads[i]);
-	for (size_t i = 0; i < nstabs; i++)
-		if (stabs[i].pid == pid && stabs[i].st)
-			_stp_sym_reset(stabs[i].st);
 }
 
 void _stp_dcg_finish(int verbose)
@@ -450,12 +426,6 @@ void _stp_dcg_finish(int verbose)
 				dcg_n_other);
 		fputc('\n', stderr);
 	}
-	for (size_t i = 0; i < nstabs; i++)
-		if (stabs[i].st)
-			_stp_sym_close(stabs[i].st);
-	free(stabs);
-	stabs = NULL;
-	nstabs = 0;
 	free(decs);
 	decs = NULL;
 	_stp_dcg_sites_free();

@@ -79,7 +79,7 @@ static void fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t fro
 		ev.dur = f ? ev.ns - (int64_t)f->ns : 0;
 	}
 	memset(&tc, 0, sizeof tc);
-	tc.t = d->t;
+	_stp_tctx_ptrace(&tc, d->t);
 	tc.pid = d->pid;
 	tc.tid = d->tid;
 	tc.uaddr = kind == DCG_CALL ? to : from;

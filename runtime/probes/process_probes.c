@@ -13,6 +13,7 @@
 #include "lang/stp_internal.h"
 #include "process.h"
 #include "dcg/dcg.h"
+#include "sym/symbols.h"
 #include "run/target.h"
 #include "run/sigstate.h"
 #include "run/shellcmd.h"
@@ -192,13 +193,18 @@ static void fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid
 	struct _stp_tctx tc;
 
 	memset(&tc, 0, sizeof tc);
-	tc.t = t;
+	_stp_tctx_ptrace(&tc, t);
 	tc.pid = t ? _stp_pt_pid(t) : pid;
 	tc.tid = t ? _stp_pt_tid(t) : pid;
 	tc.uaddr = uaddr;
 	tc.bias = bias;
 	tc.is_return = p->kind == STP_PROBE_PROCESS_RETURN;
 	tc.comm = comm;
+	/* a process whose symbols handlers use: the cache hears of its dlclose */
+	if (t && _stp_sym_needs_watch(tc.pid)) {
+		_stp_proc_watch_libraries(_stp_pt_thread_proc(t));
+		_stp_sym_watching(tc.pid);
+	}
 	_stp_run_probe(p, &tc);
 	if (tc.is_return && t) {
 		struct user_regs_struct r;
@@ -472,12 +478,14 @@ static void scan_libraries(struct _stp_pt_proc *proc)
 static void on_libraries(struct _stp_pt_thread *t, void *data)
 {
 	(void)data;
-	_stp_dcg_libs_changed(t);
+	_stp_dcg_libs_changed(t); /* first: it names its records */
+	_stp_sym_maps_changed(_stp_pt_pid(t));
 	scan_libraries(_stp_pt_thread_proc(t));
 }
 
-/* The dynamic call graph hears of dlopen/dlclose even with no .library
- * probe (its code sites in a library closed must go). */
+/* The dynamic call graph and the symbol cache hear of dlopen/dlclose even
+ * with no .library probe (code sites and names in a library closed must
+ * go). */
 void _stp_proc_watch_libraries(struct _stp_pt_proc *proc)
 {
 	(void)_stp_pt_watch_libraries(proc, on_libraries, NULL);
@@ -631,6 +639,7 @@ static void on_exec(struct _stp_pt_thread *t, void *user)
 
 	(void)user;
 	_stp_dcg_exec(_stp_pt_proc_pid(proc));
+	_stp_sym_exec(_stp_pt_proc_pid(proc));
 	struct pstate *ps = pstate_of(proc);
 	if (ps) {
 		ps->launcher = launching && shell_launch;
@@ -695,6 +704,7 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 	}
 	sem_forget(p, 0);
 	_stp_dcg_proc_gone(pid);
+	_stp_sym_gone(pid);
 	pstate_free(ps);
 	*_stp_pt_proc_user(p) = NULL;
 	if (p == root) {
@@ -718,6 +728,7 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 	int rc, shell;
 
 	M = m;
+	_stp_entry_set_module(m);
 	root = NULL;
 	root_pid = 0;
 	root_gone = launched = 0;
@@ -838,6 +849,7 @@ void _stp_proc_finish(int verbose)
 	if (!S)
 		return;
 	_stp_dcg_finish(verbose);
+	_stp_sym_cache_free();
 	if (root_gone)
 		_stp_target_report_exit(root_status, verbose_exit);
 	sem_restore_all();
