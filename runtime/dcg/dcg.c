@@ -470,5 +470,6 @@ void _stp_dcg_finish(int verbose)
 	dcg_max_depth = -1;
 	mech = -1;
 	dcg_tree_reset();
+	dcg_records_finish();
 	dcg_n_stops = dcg_n_calls = dcg_n_rets = dcg_n_other = 0;
 }

@@ -155,15 +155,23 @@ int dcg_same_func(pid_t pid, uint64_t a, uint64_t b);
 /* The function containing pc: its start if known, else pc. */
 uint64_t dcg_func_of(pid_t pid, uint64_t pc);
 
-/* dcg_tree.c: records, output, the shadow stack. */
-int dcg_probes_wanted(void);
-/* The end of the run: the script's probes are looked up again next time. */
-void dcg_tree_reset(void);
+/* records.c: records, output through the format chosen (sink.h). */
 /* A call or return: a record for the tree, or the script's probes when
  * it has any. Returns 1 when a record was added (d->r[d->nr - 1]). */
 int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
 	     uint64_t name);
+/* The held call record of a lazily bound PLT call, in its place. */
+void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns);
 void dcg_flush_thread(struct dthread *d);
+/* The end of the run: the format's end. */
+void dcg_records_finish(void);
+
+/* dcg_tree.c: the script's probes, the shadow stack. */
+int dcg_probes_wanted(void);
+void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		    uint64_t name);
+/* The end of the run: the script's probes are looked up again next time. */
+void dcg_tree_reset(void);
 struct frame *dcg_push(struct dthread *d, uint64_t sp, uint64_t func, int known);
 /* Frames whose return-address slot is at or below `limit` are gone. */
 void dcg_pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to);

@@ -27,17 +27,9 @@ static struct {
 	int64_t depth, tail, ns, dur;
 } ev;
 
-/* One tree line, grown as needed: names are printed whole (C++ template
- * functions may differ only past the first kilobyte), however deep. */
-static char *line;
-static size_t line_cap;
-
 void dcg_tree_reset(void)
 {
 	want_call = -1;
-	free(line);
-	line = NULL;
-	line_cap = 0;
 }
 
 int dcg_probes_wanted(void)
@@ -53,8 +45,8 @@ int dcg_probes_wanted(void)
 	return want_call || want_ret;
 }
 
-static void fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
-		       uint64_t name)
+void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		    uint64_t name)
 {
 	const struct _stp_module *m = _stp_proc_module();
 	enum _stp_probe_kind pk = kind == DCG_CALL ? STP_PROBE_DCG_CALL : STP_PROBE_DCG_RETURN;
@@ -132,144 +124,6 @@ void _stp_dcg_event_name(struct _stp_context *c, int which, char *dst, size_t le
 		snprintf(dst, len, "0x%" PRIx64, a);
 }
 
-/* ---- records and output ---- */
-
-/* A call or return: a record for the tree, or the script's probes when it
- * has any. Returns 1 when a record was added. */
-int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to, uint64_t name)
-{
-	if (kind == DCG_CALL)
-		dcg_n_calls++;
-	else
-		dcg_n_rets++;
-	/* the script's probes fire now, except under a lazily bound PLT
-	 * call, whose own event must come first: kept until it is known */
-	if (dcg_probes_wanted() && d->hold == NO_HOLD) {
-		fire_event(d, kind, depth, from, to, name);
-		return 0;
-	}
-	/* before adding: callers look at the record they added */
-	if (d->nr >= 4096 && d->hold == NO_HOLD)
-		_stp_dcg_flush_all();
-	if (d->nr == d->capr) {
-		size_t cap = d->capr ? 2 * d->capr : 256;
-		struct rec *v = realloc(d->r, cap * sizeof *v);
-		if (!v)
-			return 0;
-		d->r = v;
-		d->capr = cap;
-	}
-	/* symbolize the callee now (a cached lookup after the first): once
-	 * the process has exited, its modules can no longer be read */
-	if (kind == DCG_CALL)
-		(void)dcg_sym(d->pid, name);
-	struct rec *r = &d->r[d->nr++];
-	r->kind = (uint8_t)kind;
-	r->sig = 0;
-	r->depth = depth;
-	r->ns = (uint64_t)(dcg_now_ns() - d->t0);
-	r->from = from;
-	r->to = to;
-	r->name = name;
-	return 1;
-}
-
-/* The held call record of a PLT call resolved lazily, in its place. */
-static void emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns)
-{
-	size_t at = d->hold;
-
-	d->hold = NO_HOLD;
-	if (dcg_probes_wanted()) {
-		size_t n = d->nr;
-		d->nr = at; /* kept only to be fired, never printed */
-		fire_event(d, DCG_CALL, depth, from, to, to);
-		for (size_t i = at; i < n && d->on; i++)
-			fire_event(d, d->r[i].kind, d->r[i].depth, d->r[i].from, d->r[i].to,
-				   d->r[i].name);
-		return;
-	}
-	if (!dcg_emit(d, DCG_CALL, depth, from, to, to) || at >= d->nr)
-		return;
-	struct rec r = d->r[d->nr - 1];
-	memmove(&d->r[at + 1], &d->r[at], (d->nr - 1 - at) * sizeof r);
-	r.ns = ns;
-	d->r[at] = r;
-}
-
-static int line_fit(size_t n)
-{
-	size_t cap = line_cap ? line_cap : 1024;
-
-	if (n <= line_cap)
-		return 0;
-	while (cap < n)
-		cap *= 2;
-	char *v = realloc(line, cap);
-	if (!v)
-		return -1;
-	line = v;
-	line_cap = cap;
-	return 0;
-}
-
-/* The name of a at line + off, whole if memory allows; its length. */
-static size_t put_name(struct _stp_symtab *st, uint64_t a, size_t off)
-{
-	for (;;) {
-		size_t room = line_cap - off, n;
-		if (st)
-			n = _stp_sym_cgname(st, a, line + off, room);
-		else
-			n = (size_t)snprintf(line + off, room, "0x%" PRIx64, a);
-		if (n + 1 < room || line_fit(2 * line_cap) < 0)
-			return n < room ? n : room - 1;
-	}
-}
-
-void dcg_flush_thread(struct dthread *d)
-{
-	struct _stp_symtab *st = d->nr ? dcg_symtab_of(d->pid) : NULL;
-	size_t upto = d->hold < d->nr ? d->hold : d->nr;
-
-	for (size_t i = 0; i < upto; i++) {
-		const struct rec *r = &d->r[i];
-		char head[96], sig[32] = "";
-		int h = snprintf(head, sizeof head, "%6" PRIu64 " %s(%d):", r->ns / 1000, d->comm,
-				 (int)d->tid);
-		if (h < 0 || (size_t)h >= sizeof head)
-			h = 0;
-		if (r->sig)
-			snprintf(sig, sizeof sig, " (signal SIG%s)",
-				 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
-		size_t off = (size_t)h + r->depth + 2;
-		if (line_fit(off + 64) < 0)
-			continue;
-		memcpy(line, head, (size_t)h);
-		memset(line + h, ' ', r->depth);
-		memcpy(line + off - 2, r->kind == DCG_CALL ? "->" : "<-", 2);
-		off += put_name(st, r->name, off);
-		size_t sl = strlen(sig);
-		if (line_fit(off + sl + 1) < 0)
-			continue;
-		memcpy(line + off, sig, sl);
-		off += sl;
-		line[off++] = '\n';
-		_stp_print_n(NULL, line, off);
-	}
-	if (d->nr > upto && upto)
-		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
-	d->nr -= upto;
-	if (d->hold != NO_HOLD)
-		d->hold -= upto;
-}
-
-void _stp_dcg_flush_all(void)
-{
-	for (size_t i = 0; i < dcg_nthreads; i++)
-		dcg_flush_thread(dcg_threads[i]);
-}
-
 /* ---- the shadow stack ---- */
 
 struct frame *dcg_push(struct dthread *d, uint64_t sp, uint64_t func, int known)
@@ -296,7 +150,7 @@ static void pop(struct dthread *d, uint64_t from, uint64_t to)
 {
 	struct frame *f = &d->f[--d->nf];
 	if (f->stub && d->hold != NO_HOLD && !f->hide) /* never resolved: show what ran */
-		emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
+		dcg_emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
 	else if (f->stub && d->hold != NO_HOLD)
 		d->nr = d->hold, d->hold = NO_HOLD;
 	else if (!f->stub && !f->hide)
@@ -431,7 +285,7 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 					d->nr = d->hold;
 				d->hold = NO_HOLD;
 			} else if (d->hold != NO_HOLD) {
-				emit_held(d, (uint32_t)(d->nf - 1), from, to, top->ns);
+				dcg_emit_held(d, (uint32_t)(d->nf - 1), from, to, top->ns);
 			} else {
 				dcg_emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
 			}
