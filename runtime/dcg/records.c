@@ -105,7 +105,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	r->kind = (uint8_t)kind;
 	r->sig = 0;
 	r->depth = depth;
-	r->ns = (uint64_t)(dcg_now_ns() - d->t0);
+	r->ns = d->now;
 	r->from = from;
 	r->to = to;
 	r->name = name;
