@@ -6,7 +6,7 @@
  * environment, which wins):
  *   auto        the default: blockstep where a self-test finds that the
  *               processor honours BTF, else breakpoint.
- *   breakpoint  int3 sites (dcg_sites.c) on the calls, returns and jumps
+ *   breakpoint  int3 sites (mech_breakpoint.c) on the calls, returns and jumps
  *               out of the code the traced thread runs, placed when the
  *               code is first reached: a traced call costs two stops (its
  *               call and its return; a call into a leaf or excluded
