@@ -1,6 +1,7 @@
-/* Process probes under the ptrace engine: the runtime-internal side shared
- * by run.c (the loop), process_probes.c (placing probes, engine callbacks)
- * and context_target.c (the context API generated code calls). */
+/* The probes part's public side: process probes under the ptrace engine,
+ * shared by run.c (the loop), process_probes.c and its kinds (placing
+ * probes, engine callbacks; probes_internal.h) and context_target.c (the
+ * context API generated code calls); and the timer probes (timer.c). */
 #ifndef STP_PROCESS_H
 #define STP_PROCESS_H
 
@@ -37,6 +38,13 @@ int _stp_proc_dispatch(void);
 /* End of run, outside handlers: detach everything (an -x process keeps
  * running as found), kill and reap a -c command still running. */
 void _stp_proc_finish(int verbose);
+
+/* timer.c: the timer probes of m, due from now on (-1: out of memory);
+ * run the due ones while the session runs, returning when the next is due
+ * (INT64_MAX: none); stop them. */
+int _stp_timers_start(const struct _stp_module *m, int64_t now);
+int64_t _stp_timers_run(int64_t now);
+void _stp_timers_stop(void);
 
 /* The module being run (process_probes.c). */
 const struct _stp_module *_stp_proc_module(void);
