@@ -134,6 +134,10 @@ enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char
 /* The pp() text of a point: "timer.ms(100)", "begin(-10)". */
 char *pp_text(const struct probe_point *pp);
 
+/* A copy of p whose body starts with "if (!(COND)) next" (a copy of
+ * COND), as a probe point's condition does. */
+struct probe *elab_guard_body(struct probe *p, struct expr *cond);
+
 /* Expand aliases and resolve every point of every user probe into
  * s->probes (elaborate_alias.c). */
 void elab_derive_probes(struct elab *c);

@@ -583,7 +583,7 @@ static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_
 }
 
 /* A conditional probe starts with "if (!(COND)) next", in its own copy. */
-static struct probe *guard_body(struct probe *p, struct expr *cond)
+struct probe *elab_guard_body(struct probe *p, struct expr *cond)
 {
 	struct probe *np = xcalloc(1, sizeof *np);
 	*np = *p;
@@ -638,7 +638,7 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	/* innermost first, as SystemTap prints it */
 	cp->condition = and_conditions(pp->condition, cond);
 	if (cp->condition)
-		body = guard_body(body, cp->condition);
+		body = elab_guard_body(body, cp->condition);
 	int optional = pp->optional;
 	for (const struct chain *ch = chain; ch; ch = ch->next)
 		optional |= ch->via && ch->via->optional;

@@ -54,6 +54,14 @@ static const struct probe_kind_def kinds[PK_COUNT] = {
 			   .runtime_kind = "STP_PROBE_PROCESS_RETURN",
 			   .lower_dwarf = proc_lower_dwarf,
 			   .listing_vars = proc_function_vars},
+    [PK_PROCESS_CALLEE] = {.name = "process.function.callee",
+			   .points = {"callee", "callees"},
+			   .resolve = proc_resolve_callee,
+			   .flags = AT_ADDRESS | PKF_AFTER_FUNCTION,
+			   .runtime_kind = "STP_PROBE_PROCESS_FUNCTION",
+			   .lower_args = proc_lower_callee,
+			   .lower_dwarf = proc_lower_dwarf,
+			   .listing_vars = proc_function_vars},
     [PK_PROCESS_STATEMENT] = {.name = "process.statement",
 			      .points = {"statement"},
 			      .resolve = proc_resolve_statement,
@@ -144,7 +152,8 @@ static int names_point(const struct probe_kind_def *k, const char *name)
 
 static int in_family(const struct probe_kind_def *k, unsigned family)
 {
-	return k->points[0] && (k->flags & PKF_PROCESS) == (family & PKF_PROCESS) &&
+	unsigned same = PKF_PROCESS | PKF_AFTER_FUNCTION;
+	return k->points[0] && (k->flags & same) == (family & same) &&
 	    (!(family & PKF_LIBRARY) || (k->flags & PKF_LIBRARY));
 }
 

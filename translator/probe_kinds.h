@@ -48,6 +48,8 @@ enum {
 	PKF_AT_ADDRESS = 1 << 5,
 	/* -l / -L list it only under the name of an alias that leads to it */
 	PKF_INTERNAL = 1 << 6,
+	/* how it is written: after process(...).function(...) */
+	PKF_AFTER_FUNCTION = 1 << 7,
 };
 
 struct probe_kind_def {
@@ -78,9 +80,10 @@ struct probe_kind_def {
 /* The line of kind K; of a derived probe. */
 const struct probe_kind_def *pk_def(enum probe_kind k);
 #define pk_of(dp) pk_def((dp)->kind)
-/* The first line (of PKF_PROCESS kinds or of top-level ones, as
- * FAMILY_FLAGS says) whose resolver takes a component named NAME; with
- * LIBRARY, one that may follow .library(...). NULL: none. */
+/* The first line (of PKF_PROCESS kinds or of top-level ones, and of
+ * those after .function(...) or not, as FAMILY_FLAGS says) whose
+ * resolver takes a component named NAME; with PKF_LIBRARY, one that may
+ * follow .library(...). NULL: none. */
 const struct probe_kind_def *pk_find(const char *name, unsigned family_flags);
 /* The resolver of a point whose first component is NAME: a top-level
  * kind, the process(...) family or a kernel point; NULL: none. */

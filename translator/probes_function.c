@@ -14,8 +14,8 @@
  * of the executable nearest to the function part of SPEC, from its debug
  * info and symbol tables, the functions it imports too (all a stripped
  * program has); in a .library only when it has debug info. */
-static enum pp_result no_function(struct dwq_mod *m, const char *spec, const char *lib,
-				  struct pp_error *err)
+enum pp_result proc_no_function(struct dwq_mod *m, const char *spec, const char *lib,
+				struct pp_error *err)
 {
 	struct dwq_funcs all;
 	struct dwq_plts plts = {0};
@@ -60,6 +60,14 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 
 	if (!c1->arg || c1->arg->kind != E_STRING)
 		return pp_fail(err, c1->tok, "expected a string");
+	/* a kind of its own after .function(...): .callee, .callees */
+	const struct probe_kind_def *k =
+	    c2 ? pk_find(c2->functor, PKF_PROCESS | PKF_AFTER_FUNCTION) : NULL;
+	if (k) {
+		struct pp_at sub = *at;
+		sub.i = fi + 1;
+		return k->resolve(&sub, dp, err);
+	}
 	int exported = 0;
 	if (c2) {
 		if (pp->components.n > fi + 2 || c2->arg ||
@@ -94,7 +102,7 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 		return pp_fail(err, c1->tok, "%s", msg);
 	if (fs.n == 0) {
 		dwq_funcs_free(&fs);
-		return no_function(m, c1->arg->str, lib, err);
+		return proc_no_function(m, c1->arg->str, lib, err);
 	}
 	uint64_t base = proc_module_base(img);
 	struct derived_probe *d = dp;

@@ -46,6 +46,13 @@ enum pp_result proc_event(const struct pp_at *at, struct derived_probe *dp, enum
 
 enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_probe *dp,
 				     struct pp_error *err);
+/* "no match (similar functions: ...)" for SPEC in m (lib: m is a
+ * library) */
+enum pp_result proc_no_function(struct dwq_mod *m, const char *spec, const char *lib,
+				struct pp_error *err);
+enum pp_result proc_resolve_callee(const struct pp_at *at, struct derived_probe *dp,
+				   struct pp_error *err);
+void proc_lower_callee(struct elab *c, struct derived_probe *dp);
 char *proc_function_vars(const struct derived_probe *dp);
 enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_probe *dp,
 				      struct pp_error *err);

@@ -16,6 +16,7 @@ enum probe_kind {
 	PK_TIMER,		   /* timer.s/ms/us/ns/hz/jiffies, with .randomize */
 	PK_PROCESS_FUNCTION,	   /* process(...).function(...)[.call|.inline|.exported] */
 	PK_PROCESS_RETURN,	   /* process(...).function(...).return */
+	PK_PROCESS_CALLEE,	   /* process(...).function(...).callee(...), .callees[(N)] */
 	PK_PROCESS_STATEMENT,	   /* process(...).statement(...)[.absolute] */
 	PK_PROCESS_MARK,	   /* process(...)[.provider(...)].mark(...) */
 	PK_PROCESS_PLT,		   /* process(...).plt[(...)] */
@@ -77,6 +78,11 @@ struct derived_probe {
 	/* the point, or an alias point that led to it, is optional (?): the
 	 * run does not fail if it cannot be placed (runtime/probes/) */
 	int optional;
+	/* .callee probes: the return addresses the calls that lead to it
+	 * leave, as ELF vaddrs of the module: [0] in its caller (level 1),
+	 * [1] in the caller's caller, ... */
+	uint64_t *callers;
+	int ncallers;
 };
 
 struct define {
