@@ -176,16 +176,22 @@ static int has_target_expr(struct expr *e, void *arg)
 	return 0;
 }
 
+struct probe *lower_own_body(struct derived_probe *dp, expr_visit_fn has)
+{
+	int any = 0;
+	if (!dp->probe || !dp->probe->body)
+		return NULL;
+	walk_stmt(dp->probe->body, NULL, has, &any);
+	if (!any)
+		return NULL;
+	dp->probe = elab_copy_probe(dp->probe, elab_copy_stmt(dp->probe->body));
+	return dp->probe;
+}
+
 void lower_point_vars(struct elab *c, struct derived_probe *dp, expr_visit_fn fn)
 {
-	if (!dp->probe || !dp->probe->body)
-		return;
-	int any = 0;
-	walk_stmt(dp->probe->body, NULL, has_target_expr, &any);
-	if (!any)
-		return;
-	struct probe *p = elab_copy_probe(dp->probe, elab_copy_stmt(dp->probe->body));
-	dp->probe = p;
+	struct probe *p = lower_own_body(dp, has_target_expr);
 	struct point_lower L = {c, dp};
-	walk_stmt(p->body, NULL, fn, &L);
+	if (p)
+		walk_stmt(p->body, NULL, fn, &L);
 }

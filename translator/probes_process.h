@@ -85,6 +85,9 @@ struct expr *lower_binary(const struct token *tok, const char *op, struct expr *
 /* --skip-badvars: a variable that cannot be found reads as 0 (E becomes
  * that 0); 0 without it. */
 int lower_badvar_zero(struct elab *c, struct expr *e);
+/* dp's own copy of its body (its probe is then a copy too), if HAS finds
+ * something to lower in it; NULL: nothing to lower, nothing copied. */
+struct probe *lower_own_body(struct derived_probe *dp, expr_visit_fn has);
 /* Walk dp's body with FN, which gets a struct point_lower *, in its own
  * copy of the body (each point has its own operands), if the body has
  * target variables. */

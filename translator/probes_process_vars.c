@@ -655,15 +655,10 @@ static int has_target(struct expr *e, void *arg)
 
 void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 {
-	if (!dp->proc || !dp->probe || !dp->probe->body)
-		return;
-	int any = 0;
-	walk_stmt(dp->probe->body, NULL, has_target, &any);
-	if (!any)
-		return;
 	/* Each function has its own locations: its own body. */
-	struct probe *p = elab_copy_probe(dp->probe, elab_copy_stmt(dp->probe->body));
-	dp->probe = p;
+	struct probe *p = dp->proc ? lower_own_body(dp, has_target) : NULL;
+	if (!p)
+		return;
 	struct proc_point *pt = dp->proc;
 	struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
 	walk_stmt(p->body, NULL, defined_only, &L);
