@@ -9,22 +9,7 @@
 #include "ast.h"
 #include <stdlib.h>
 
-#include "elaborate.h"
-
-static const struct probe_kind_ops *builtin_kind(const char *name)
-{
-	static const struct probe_kind_ops *const base[] = {
-	    &probes_begin_ops, &probes_end_ops,	    &probes_error_ops, &probes_never_ops,
-	    &probes_timer_ops, &probes_process_ops, &probes_dcg_ops,
-	};
-	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
-		if (!strcmp(base[i]->name, name))
-			return base[i];
-	for (int i = 0; probes_kernel_ops[i]; i++)
-		if (!strcmp(probes_kernel_ops[i]->name, name))
-			return probes_kernel_ops[i];
-	return NULL;
-}
+#include "probe_kinds.h"
 
 enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char *fmt, ...)
 {
@@ -400,7 +385,7 @@ char *dp_derivation(const struct derived_probe *dp)
 	for (int i = 0; i < chain_dps.n && !ch; i++)
 		if (chain_dps.v[i] == dp)
 			ch = chain_recs.v[i];
-	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN || !ch)
+	if ((pk_of(dp)->flags & PKF_AT_ADDRESS) || !ch)
 		sb_printf(&b, " from: %s", dp->pp ? dp->pp : "");
 	for (; ch; ch = ch->next) {
 		char *t = NULL;
@@ -576,11 +561,9 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_error *err)
 {
 	/* what works here: no kernel probe is suggested */
-	static const char *const builtins[] = {"begin", "end",	 "error",
-					       "never", "timer", "process"};
 	struct vec names = {0};
-	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-		vec_push(&names, (void *)builtins[i]);
+	pk_point_names(&names, 0, PKF_INTERNAL);
+	vec_push(&names, (void *)"process");
 	struct stapfile *f;
 	vec_foreach (struct stapfile *, f, &c->files) {
 		struct probe_alias *al;
@@ -600,7 +583,7 @@ static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_
 }
 
 /* A conditional probe starts with "if (!(COND)) next", in its own copy. */
-static struct probe *guard_body(struct probe *p, struct expr *cond)
+struct probe *elab_guard_body(struct probe *p, struct expr *cond)
 {
 	struct probe *np = xcalloc(1, sizeof *np);
 	*np = *p;
@@ -640,11 +623,12 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 		return n;
 
 	struct probe_component *c0 = pp->components.v[0];
-	const struct probe_kind_ops *k = builtin_kind(c0->functor);
-	if (!k)
+	pp_resolve_fn resolve = pk_top_resolver(c0->functor);
+	if (!resolve)
 		return top_level_mismatch(c, pp, err);
 	struct derived_probe *dp = xcalloc(1, sizeof *dp);
-	enum pp_result r = k->resolve(c, pp, dp, err);
+	struct pp_at at = {c, pp, 0, NULL, NULL};
+	enum pp_result r = resolve(&at, dp, err);
 	if (r == PP_NOMATCH)
 		return top_level_mismatch(c, pp, err);
 	if (r == PP_ERROR)
@@ -654,7 +638,7 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	/* innermost first, as SystemTap prints it */
 	cp->condition = and_conditions(pp->condition, cond);
 	if (cp->condition)
-		body = guard_body(body, cp->condition);
+		body = elab_guard_body(body, cp->condition);
 	int optional = pp->optional;
 	for (const struct chain *ch = chain; ch; ch = ch->next)
 		optional |= ch->via && ch->via->optional;

@@ -1,6 +1,7 @@
-/* Process probes under the ptrace engine: the runtime-internal side shared
- * by run.c (the loop) and process_probes.c (placing probes, engine
- * callbacks); what their handlers see is target/backend.h's. */
+/* The probes part's public side: process probes under the ptrace engine,
+ * shared by run.c (the loop), process_probes.c and its kinds (placing
+ * probes, engine callbacks; probes_internal.h) and the timer probes
+ * (timer.c); what their handlers see is target/backend.h's. */
 #ifndef STP_PROCESS_H
 #define STP_PROCESS_H
 
@@ -27,15 +28,19 @@ int _stp_proc_dispatch(void);
  * running as found), kill and reap a -c command still running. */
 void _stp_proc_finish(int verbose);
 
+/* timer.c: the timer probes of m, due from now on (-1: out of memory);
+ * run the due ones while the session runs, returning when the next is due
+ * (INT64_MAX: none); stop them. */
+int _stp_timers_start(const struct _stp_module *m, int64_t now);
+int64_t _stp_timers_run(int64_t now);
+void _stp_timers_stop(void);
+
 /* The module being run (process_probes.c). */
 const struct _stp_module *_stp_proc_module(void);
 
 /* run.c: run one probe's handler with a target context (NULL: none). */
 void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
 
-/* Hear of pid's dlopen/dlclose (the dynamic call graph's code sites). */
-struct _stp_pt_proc;
-void _stp_proc_watch_libraries(struct _stp_pt_proc *proc);
 
 /* A file's identity (fileid.c): of the file at a path (/proc/PID/exe and
  * /proc/PID/map_files/ name the image a process runs), or of the file a
