@@ -41,6 +41,10 @@ const struct _stp_module *_stp_proc_module(void);
 /* run.c: run one probe's handler with a target context (NULL: none). */
 void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
 
+/* Hear of pid's dlopen/dlclose (the dynamic call graph's code sites, the
+ * symbol cache). */
+struct _stp_pt_proc;
+void _stp_proc_watch_libraries(struct _stp_pt_proc *proc);
 
 /* A file's identity (fileid.c): of the file at a path (/proc/PID/exe and
  * /proc/PID/map_files/ name the image a process runs), or of the file a
