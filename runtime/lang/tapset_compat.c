@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "stp_internal.h"
-#include "probes/process.h"
+#include "target/backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
