@@ -294,6 +294,11 @@ static int file_matches(const char *pattern, const char *file)
 	return 0;
 }
 
+int dwq_file_matches(const char *pattern, const char *file)
+{
+	return file_matches(pattern, file);
+}
+
 static int line_matches(const struct dwq_spec *s, int line)
 {
 	if (!s->line0 || s->line_any)
