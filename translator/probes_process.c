@@ -527,7 +527,9 @@ static enum pp_result resolve_marks(struct elab *c, struct probe_point *pp,
 		d->mark = m;
 	}
 	free(pre);
-	if (!d && !lib) { /* SystemTap's "(similar marks: ...)", not in libraries */
+	/* SystemTap's "(similar marks: ...)"; none in a library it looks up
+	 * among the executable's */
+	if (!d && (!lib || dwq_library_named_directly(lib_arg(pp)))) {
 		struct vec names = {0};
 		for (size_t i = 0; i < ps->n; i++)
 			vec_push(&names, ps->v[i].name);
