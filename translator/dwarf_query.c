@@ -280,7 +280,7 @@ void dwq_spec_free(struct dwq_spec *s)
 
 /* SystemTap matches a file pattern against the whole path or any
  * trailing component sequence ("a.c" matches "/src/a.c"). */
-static int file_matches(const char *pattern, const char *file)
+int dwq_file_matches(const char *pattern, const char *file)
 {
 	const char *p;
 
@@ -487,7 +487,7 @@ static void add_dwarf_func(struct collect *c, Dwarf_Die *die, int inlined, const
 		return;
 	file = dwarf_decl_file(die);
 	dwarf_decl_line(die, &line);
-	if (c->spec.file && !file_matches(c->spec.file, file))
+	if (c->spec.file && !dwq_file_matches(c->spec.file, file))
 		return;
 	if (c->spec.file && !line_matches(&c->spec, line))
 		return;

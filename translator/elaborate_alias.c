@@ -2,6 +2,7 @@
  * (with wildcards) and then against the table of built-in kinds, giving
  * one derived probe per concrete point. Alias bodies are merged into a
  * copy of the user's body: before it for "=", after it for "+=". */
+#include <ctype.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <string.h>
@@ -142,6 +143,11 @@ static char *points_text(const struct vec *points, const char *sep, enum cond_te
 
 /* ---- suggestions ---- */
 
+/* SystemTap's Levenshtein score: an insertion, a deletion or a
+ * substitution costs 2, a substitution of a letter by itself in the other
+ * case 1; the leading characters of one string, before any of the other's,
+ * cost 1 each (its table's borders). Its lists of suggestions are ordered
+ * by this score. */
 static int edit_distance(const char *a, const char *b)
 {
 	int la = strlen(a), lb = strlen(b);
@@ -152,12 +158,18 @@ static int edit_distance(const char *a, const char *b)
 		int diag = row[0];
 		row[0] = i;
 		for (int j = 1; j <= lb; j++) {
-			int up = row[j];
-			int best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
+			int up = row[j], best;
+			if (a[i - 1] == b[j - 1])
+				best = diag;
+			else {
+				int same = tolower((unsigned char)a[i - 1]) ==
+				    tolower((unsigned char)b[j - 1]);
+				best = diag + (same ? 1 : 2);
+				if (up + 2 < best)
+					best = up + 2;
+				if (row[j - 1] + 2 < best)
+					best = row[j - 1] + 2;
+			}
 			row[j] = best;
 			diag = up;
 		}
@@ -172,6 +184,13 @@ struct cand {
 	int dist;
 };
 
+static int cand_name_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct cand *)x)->name, ((const struct cand *)y)->name);
+}
+
+/* by score, then by name: SystemTap keeps the candidates in a sorted set
+ * and lists those of equal score in that order */
 static int cand_cmp(const void *x, const void *y)
 {
 	const struct cand *a = x, *b = y;
@@ -188,20 +207,23 @@ static const char *suggest(const char *name, struct vec *cands, const char *labe
 {
 	struct cand *cs = xcalloc(cands->n + 1, sizeof *cs);
 	int n = 0;
-	for (int i = 0; i < cands->n; i++) {
-		const char *nm = cands->v[i];
-		int dup = 0;
-		for (int j = 0; j < n; j++)
-			dup |= !strcmp(cs[j].name, nm);
-		if (dup)
-			continue;
-		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
-		int d = edit_distance(name, base);
-		cs[n++] = (struct cand){nm, d};
-	}
+	for (int i = 0; i < cands->n; i++)
+		if (*(const char *)cands->v[i])
+			cs[n++].name = cands->v[i];
+	qsort(cs, n, sizeof *cs, cand_name_cmp);
+	int u = 0;
+	for (int i = 0; i < n; i++)
+		if (!u || strcmp(cs[u - 1].name, cs[i].name))
+			cs[u++] = cs[i];
+	n = u;
 	if (!n) {
 		free(cs);
 		return "";
+	}
+	for (int i = 0; i < n; i++) {
+		const char *nm = cs[i].name;
+		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
+		cs[i].dist = edit_distance(name, base);
 	}
 	qsort(cs, n, sizeof *cs, cand_cmp);
 	struct strbuf b = {0};

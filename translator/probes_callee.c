@@ -198,7 +198,7 @@ enum pp_result proc_resolve_callee(const struct pp_at *at, struct derived_probe 
 	dwq_funcs_free(&callers);
 	dwq_funcs_free(&w.all);
 	if (!w.last)
-		return proc_no_function(w.m, cf->arg->str, at->lib, err); /* as SystemTap */
+		return proc_no_match(w.m, at->pp, at->lib, cf->arg->str, 0, err); /* as SystemTap */
 	return PP_OK;
 }
 

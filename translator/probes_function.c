@@ -10,34 +10,28 @@
 #include "probes_process.h"
 #include "proc_image.h"
 
-/* SystemTap's "no match (similar functions: a, b, ...)": the five names
- * of the executable nearest to the function part of SPEC, from its debug
- * info and symbol tables, the functions it imports too (all a stripped
- * program has); in a .library only when it has debug info. */
-enum pp_result proc_no_function(struct dwq_mod *m, const char *spec, const char *lib,
-				struct pp_error *err)
+/* SystemTap's "no match (similar functions: a, b, ...)" for SPEC, a
+ * .function (or, with plt, a .plt) argument matching nothing in M: the
+ * candidates of dwq_function_candidates (dwq_plt_candidates); none in a
+ * .library(...) that SystemTap looks up among the executable's libraries. */
+enum pp_result proc_no_match(struct dwq_mod *m, const struct probe_point *pp, const char *lib,
+			     const char *spec, int plt, struct pp_error *err)
 {
-	struct dwq_funcs all;
-	struct dwq_plts plts = {0};
-	char msg[DWQ_ERRLEN];
-	struct vec names = {0};
+	struct dwq_spec sp;
+	char msg[DWQ_ERRLEN], **v;
 
-	if ((lib && !dwq_has_dwarf(m)) ||
-	    dwq_functions(m, "*", DWQ_FUNCTION, DWQ_PROLOGUE_NEVER, 0, &all, msg, sizeof msg) < 0)
+	if ((lib && !dwq_library_named_directly(proc_lib_arg(pp))) ||
+	    dwq_parse_spec(spec, &sp, msg, sizeof msg) < 0)
 		return pp_fail(err, NULL, "no match");
-	for (size_t i = 0; i < all.n; i++)
-		if (!all.v[i].inlined)
-			vec_push(&names, all.v[i].name);
-	if (dwq_plt_entries(m, "*", &plts, msg, sizeof msg) == 0)
-		for (size_t i = 0; i < plts.n; i++)
-			vec_push(&names, plts.v[i].name);
-	char *want = xstrndup(spec, strcspn(spec, "@"));
+	int n = plt ? dwq_plt_candidates(m, &v) : dwq_function_candidates(m, sp.file, &v);
+	struct vec names = {0};
+	for (int i = 0; i < n; i++)
+		vec_push(&names, v[i]);
 	enum pp_result r =
-	    pp_fail(err, NULL, "no match%s", elab_suggest_what(want, &names, "functions"));
-	free(want);
+	    pp_fail(err, NULL, "no match%s", elab_suggest_what(sp.func, &names, "functions"));
 	free(names.v);
-	dwq_funcs_free(&all);
-	dwq_plts_free(&plts);
+	dwq_free_strv(v, n);
+	dwq_spec_free(&sp);
 	return r;
 }
 
@@ -102,7 +96,7 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 		return pp_fail(err, c1->tok, "%s", msg);
 	if (fs.n == 0) {
 		dwq_funcs_free(&fs);
-		return proc_no_function(m, c1->arg->str, lib, err);
+		return proc_no_match(m, pp, lib, c1->arg->str, 0, err);
 	}
 	uint64_t base = proc_module_base(img);
 	struct derived_probe *d = dp;

@@ -81,7 +81,9 @@ enum pp_result proc_resolve_mark(const struct pp_at *at, struct derived_probe *d
 		d->mark = m;
 	}
 	free(pre);
-	if (!d && !lib) { /* SystemTap's "(similar marks: ...)", not in libraries */
+	/* SystemTap's "(similar marks: ...)"; none in a library it looks up
+	 * among the executable's */
+	if (!d && (!lib || dwq_library_named_directly(proc_lib_arg(pp)))) {
 		struct vec names = {0};
 		for (size_t i = 0; i < ps->n; i++)
 			vec_push(&names, ps->v[i].name);

@@ -40,7 +40,7 @@ enum pp_result proc_resolve_plt(const struct pp_at *at, struct derived_probe *dp
 		return pp_fail(err, cp->tok, "%s", msg);
 	if (ps.n == 0) {
 		dwq_plts_free(&ps);
-		return pp_fail(err, NULL, "no match");
+		return proc_no_match(m, pp, lib, pat, 1, err);
 	}
 	proc_pp_prefix(exe, lib, pre, sizeof pre);
 	uint64_t base = proc_module_base(img);

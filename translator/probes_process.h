@@ -48,8 +48,8 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 				     struct pp_error *err);
 /* "no match (similar functions: ...)" for SPEC in m (lib: m is a
  * library) */
-enum pp_result proc_no_function(struct dwq_mod *m, const char *spec, const char *lib,
-				struct pp_error *err);
+enum pp_result proc_no_match(struct dwq_mod *m, const struct probe_point *pp, const char *lib,
+			     const char *spec, int plt, struct pp_error *err);
 enum pp_result proc_resolve_callee(const struct pp_at *at, struct derived_probe *dp,
 				   struct pp_error *err);
 void proc_lower_callee(struct elab *c, struct derived_probe *dp);
