@@ -15,7 +15,7 @@
  * Cost per hit = (traced loop - untraced loop) / N. Not a test: numbers
  * vary with the machine; the ratios are what to compare. */
 #define _GNU_SOURCE
-#include "ptrace_engine.h"
+#include "ptrace/ptrace_engine.h"
 
 #include <fcntl.h>
 #include <signal.h>

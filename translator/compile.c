@@ -2,7 +2,7 @@
  * compiler. The object leaves the runtime's _stp_* symbols undefined;
  * staprun resolves them when it dlopens the object. */
 #include "emit.h"
-#include "sigstate.h"
+#include "run/sigstate.h"
 #include "driver.h"
 
 #include <errno.h>

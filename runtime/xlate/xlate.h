@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ptrace_engine.h"
+#include "ptrace/ptrace_engine.h"
 #include "xlate/layout.h"
 
 struct _stp_xl_engine;

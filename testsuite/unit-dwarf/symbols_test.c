@@ -6,7 +6,7 @@
 #include "dwunit.h"
 
 #include "dwtrace.h"
-#include "symbols.h"
+#include "sym/symbols.h"
 
 static const char *objdir, *srcdir;
 

@@ -47,8 +47,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "ptrace_engine.h"
-#include "symbols.h"
+#include "ptrace/ptrace_engine.h"
+#include "sym/symbols.h"
 #include "xlate/xlate.h"
 
 #include <errno.h>

@@ -5,7 +5,7 @@
 #ifndef UNIT_H
 #define UNIT_H
 
-#include "stp_internal.h"
+#include "lang/stp_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,199 @@
+/* The call graph's records: kept per thread as small binary structs,
+ * named (symbolized) only when they are printed, through the output
+ * format chosen (dcg/sink.h), or handed to the script's
+ * dynamic_call_graph.call/.return probes instead when it has any. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "dcg.h"
+#include "dcg_internal.h"
+#include "sink.h"
+#include "lang/stp_internal.h"
+#include "sym/symbols.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the output formats: one line per format ---- */
+
+extern const struct dcg_sink dcg_sink_tree;
+static const struct dcg_sink *const sinks[] = {
+    &dcg_sink_tree, /* the default: the first */
+};
+
+static const struct dcg_sink *sink;
+static int begun; /* 1: begin() was called; -1: it failed */
+/* A record's name, grown as needed: names are printed whole (C++ template
+ * functions may differ only past the first kilobyte). */
+static char *name;
+static size_t name_cap;
+
+/* The format of STAP_DCG_FORMAT, the first one by default. */
+static const struct dcg_sink *sink_chosen(void)
+{
+	const char *env = getenv("STAP_DCG_FORMAT");
+	char names[256] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof sinks / sizeof *sinks; i++) {
+		if (env && !strcmp(env, sinks[i]->name))
+			return sinks[i];
+		n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+				      i ? ", " : "", sinks[i]->name);
+	}
+	if (env && *env)
+		_stp_msg_warn("dynamic call graph: unknown output format '%s' (%s): using %s", env,
+			      names, sinks[0]->name);
+	return sinks[0];
+}
+
+/* The sink, begun: NULL if it could not begin. */
+static const struct dcg_sink *sink_open(void)
+{
+	if (!sink)
+		sink = sink_chosen();
+	if (!begun)
+		begun = sink->begin && sink->begin() ? -1 : 1;
+	return begun > 0 ? sink : NULL;
+}
+
+void dcg_records_finish(void)
+{
+	if (begun > 0 && sink->end)
+		sink->end();
+	sink = NULL;
+	begun = 0;
+	free(name);
+	name = NULL;
+	name_cap = 0;
+}
+
+/* ---- records ---- */
+
+/* A call or return: a record for the tree, or the script's probes when it
+ * has any. Returns 1 when a record was added. */
+int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to, uint64_t name)
+{
+	if (kind == DCG_CALL)
+		dcg_n_calls++;
+	else
+		dcg_n_rets++;
+	/* the script's probes fire now, except under a lazily bound PLT
+	 * call, whose own event must come first: kept until it is known */
+	if (dcg_probes_wanted() && d->hold == NO_HOLD) {
+		dcg_fire_event(d, kind, depth, from, to, name);
+		return 0;
+	}
+	/* before adding: callers look at the record they added */
+	if (d->nr >= 4096 && d->hold == NO_HOLD)
+		_stp_dcg_flush_all();
+	if (d->nr == d->capr) {
+		size_t cap = d->capr ? 2 * d->capr : 256;
+		struct rec *v = realloc(d->r, cap * sizeof *v);
+		if (!v)
+			return 0;
+		d->r = v;
+		d->capr = cap;
+	}
+	/* symbolize the callee now (a cached lookup after the first): once
+	 * the process has exited, its modules can no longer be read */
+	if (kind == DCG_CALL)
+		(void)dcg_sym(d->pid, name);
+	struct rec *r = &d->r[d->nr++];
+	r->kind = (uint8_t)kind;
+	r->sig = 0;
+	r->depth = depth;
+	r->ns = d->now;
+	r->from = from;
+	r->to = to;
+	r->name = name;
+	return 1;
+}
+
+/* The held call record of a PLT call resolved lazily, in its place. */
+void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns)
+{
+	size_t at = d->hold;
+
+	d->hold = NO_HOLD;
+	if (dcg_probes_wanted()) {
+		size_t n = d->nr;
+		d->nr = at; /* kept only to be fired, never printed */
+		dcg_fire_event(d, DCG_CALL, depth, from, to, to);
+		for (size_t i = at; i < n && d->on; i++)
+			dcg_fire_event(d, d->r[i].kind, d->r[i].depth, d->r[i].from, d->r[i].to,
+				       d->r[i].name);
+		return;
+	}
+	if (!dcg_emit(d, DCG_CALL, depth, from, to, to) || at >= d->nr)
+		return;
+	struct rec r = d->r[d->nr - 1];
+	memmove(&d->r[at + 1], &d->r[at], (d->nr - 1 - at) * sizeof r);
+	r.ns = ns;
+	d->r[at] = r;
+}
+
+/* ---- printing ---- */
+
+/* The call-graph name of a, whole if memory allows. */
+static const char *name_of(struct _stp_symtab *st, uint64_t a)
+{
+	if (!name && !(name = malloc(name_cap = 256)))
+		return name_cap = 0, "?";
+	for (;;) {
+		size_t n;
+		if (st)
+			n = _stp_sym_cgname(st, a, name, name_cap);
+		else
+			n = (size_t)snprintf(name, name_cap, "0x%" PRIx64, a);
+		char *v = n + 1 < name_cap ? NULL : realloc(name, 2 * name_cap);
+		if (!v)
+			return name;
+		name = v;
+		name_cap *= 2;
+	}
+}
+
+void dcg_flush_thread(struct dthread *d)
+{
+	struct _stp_symtab *st = d->nr ? dcg_symtab_of(d->pid) : NULL;
+	size_t upto = d->hold < d->nr ? d->hold : d->nr;
+	const struct dcg_sink *k = upto ? sink_open() : NULL;
+	struct dcg_sink_thread th = {d->pid, d->tid, d->comm};
+
+	if (k && k->thread)
+		k->thread(&th);
+	for (size_t i = 0; k && i < upto; i++) {
+		const struct rec *r = &d->r[i];
+		const struct _stp_syminfo *si = st ? _stp_sym_lookup(st, r->name) : NULL;
+		struct dcg_sink_rec sr = {
+		    .kind = r->kind == DCG_CALL ? DCG_REC_CALL : DCG_REC_RETURN,
+		    .thread = &th,
+		    .depth = r->depth,
+		    .ns = r->ns,
+		    .mono_ns = (uint64_t)d->t0 + r->ns,
+		    .addr = r->name,
+		    .func = si ? si->name : NULL,
+		    .module = si ? si->module : NULL,
+		    .is_main = si && si->is_main,
+		    .from = r->from,
+		    .to = r->to,
+		    .sig = r->sig,
+		};
+		sr.name = name_of(st, r->name);
+		k->record(&sr);
+	}
+	if (d->nr > upto && upto)
+		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
+	d->nr -= upto;
+	if (d->hold != NO_HOLD)
+		d->hold -= upto;
+}
+
+void _stp_dcg_flush_all(void)
+{
+	for (size_t i = 0; i < dcg_nthreads; i++)
+		dcg_flush_thread(dcg_threads[i]);
+}

@@ -1,0 +1,76 @@
+/* The call graph's default output: one thread_indent-style line per
+ * record,
+ *      12 prog(4242):  -> f
+ *      15 prog(4242):   -> g [libc.so.6]
+ *      19 prog(4242):   <- g [libc.so.6]
+ *      31 prog(4242):  -> handler (signal SIGALRM)
+ * (microseconds since tracing began in the thread, execname(tid), one
+ * space per level, the name whole however long). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "sink.h"
+#include "lang/stp_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One line, grown as needed. */
+static char *line;
+static size_t line_cap;
+
+static int line_fit(size_t n)
+{
+	size_t cap = line_cap ? line_cap : 1024;
+
+	if (n <= line_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	char *v = realloc(line, cap);
+	if (!v)
+		return -1;
+	line = v;
+	line_cap = cap;
+	return 0;
+}
+
+static void tree_record(const struct dcg_sink_rec *r)
+{
+	char head[96], sig[32] = "";
+	int h = snprintf(head, sizeof head, "%6" PRIu64 " %s(%d):", r->ns / 1000,
+			 r->thread->execname, (int)r->thread->tid);
+
+	if (h < 0 || (size_t)h >= sizeof head)
+		h = 0;
+	if (r->sig)
+		snprintf(sig, sizeof sig, " (signal SIG%s)",
+			 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
+	size_t nl = strlen(r->name), sl = strlen(sig), off = (size_t)h + r->depth + 2;
+	if (line_fit(off + nl + sl + 1) < 0)
+		return;
+	memcpy(line, head, (size_t)h);
+	memset(line + h, ' ', r->depth);
+	memcpy(line + off - 2, r->kind == DCG_REC_CALL ? "->" : "<-", 2);
+	memcpy(line + off, r->name, nl);
+	off += nl;
+	memcpy(line + off, sig, sl);
+	off += sl;
+	line[off++] = '\n';
+	_stp_print_n(NULL, line, off);
+}
+
+static void tree_end(void)
+{
+	free(line);
+	line = NULL;
+	line_cap = 0;
+}
+
+const struct dcg_sink dcg_sink_tree = {
+    .name = "tree",
+    .record = tree_record,
+    .end = tree_end,
+};

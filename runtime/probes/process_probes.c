@@ -1,0 +1,463 @@
+/* Process probes: the run's target under the ptrace engine. -c launches
+ * the command (through /bin/sh -c, following forks) and places the probes
+ * of a program whenever a traced process execs it, before its first
+ * instruction; -x attaches and places them at once. The run ends when the
+ * target process exits; on any other end (exit(), -T, a signal)
+ * everything is detached, and a -c command still running is killed, as
+ * target.c does without process probes.
+ *
+ * This is the core: the session, what each traced process runs and where
+ * it is loaded (struct pstate), and the engine's events, passed on to the
+ * hooks of each kind (probes_internal.h) in the order of the table. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "lang/stp_internal.h"
+#include "probes_internal.h"
+#include "dcg/dcg.h"
+#include "sym/symbols.h"
+#include "run/target.h"
+#include "run/sigstate.h"
+#include "run/shellcmd.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The kinds, one line each; every event calls their hooks in this order
+ * (the probes placed before the system calls are traced and the
+ * libraries watched; a fork's semaphores and libraries copied before its
+ * process.begin). */
+static const struct _stp_proc_kind *const kinds[] = {
+    &_stp_proc_function_kind, &_stp_proc_mark_kind,	 &_stp_proc_syscall_kind,
+    &_stp_proc_library_kind,  &_stp_proc_begin_end_kind, &_stp_proc_thread_kind,
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+#define EACH_KIND(hook, ...)                                  \
+	do {                                                  \
+		for (size_t k_ = 0; k_ < NKINDS; k_++)        \
+			if (kinds[k_]->hook)                  \
+				kinds[k_]->hook(__VA_ARGS__); \
+	} while (0)
+
+static struct pstate *all_pstates;
+
+/* Per probe: the image its module is (the translator names a -x
+ * process's image by /proc/PID/exe or map_files when the file at the path
+ * is another one now). */
+static struct _stp_fileid *modid;
+
+static struct _stp_pt_session *S;
+static const struct _stp_module *M;
+static struct _stp_pt_proc *root;
+static pid_t root_pid;
+static int launched, root_gone, root_status, verbose_exit;
+static int attaching;		    /* 0 while placing probes at an exec stop */
+static int shell_launch, launching; /* -c through /bin/sh; in _stp_pt_launch */
+
+const struct _stp_module *_stp_proc_module(void)
+{
+	return M;
+}
+
+static int is_process_kind(enum _stp_probe_kind k)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (kinds[i]->kinds & STP_KIND_BIT(k))
+			return 1;
+	return 0;
+}
+
+int _stp_proc_wanted(const struct _stp_module *m)
+{
+	for (int i = 0; m && i < m->nprobes; i++)
+		if (is_process_kind(m->probes[i].kind))
+			return 1;
+	return 0;
+}
+
+struct pstate *_stp_proc_pstate(struct _stp_pt_proc *p)
+{
+	void **u = _stp_pt_proc_user(p);
+
+	if (!*u) {
+		struct pstate *ps = calloc(1, sizeof(struct pstate));
+
+		if (ps) {
+			ps->next = all_pstates;
+			all_pstates = ps;
+		}
+		*u = ps;
+	}
+	return *u;
+}
+
+/* The executable of pid and the start of its mapping at offset 0.
+ * Returns 0, or -errno when its memory map cannot be read (EMFILE, ...):
+ * then no probe can be placed at the right address. */
+static int read_exe(pid_t pid, struct pstate *ps)
+{
+	char path[64], line[PATH_MAX + 128];
+	ssize_t n;
+	FILE *f;
+
+	ps->exe[0] = '\0';
+	ps->base = 0;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	n = readlink(path, ps->exe, sizeof ps->exe - 1);
+	ps->exe[n > 0 ? n : 0] = '\0';
+	_stp_fileid_of(path, &ps->exeid);
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	ps->comm[0] = '\0';
+	if (f) {
+		if (fgets(ps->comm, sizeof ps->comm, f))
+			ps->comm[strcspn(ps->comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long lo, hi, off;
+		int pos = 0;
+		char *name;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s%n", &lo, &hi, &off, &pos) < 3)
+			continue;
+		name = line + pos;
+		while (*name == ' ')
+			name++;
+		name[strcspn(name, "\n")] = '\0';
+		if (off == 0 && !strcmp(name, ps->exe)) {
+			ps->base = lo;
+			break;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Does a probe's module name the executable of ps? By identity where
+ * both are known (a path now naming another file is another program),
+ * else by path. */
+static int module_matches(const struct _stp_probe *p, const struct pstate *ps)
+{
+	char real[PATH_MAX];
+	const struct _stp_fileid *id = modid ? &modid[p - M->probes] : NULL;
+
+	if (!p->module || !*p->module)
+		return 1;
+	if (id && id->ok && ps->exeid.ok)
+		return _stp_fileid_same(id, &ps->exeid);
+	if (!strcmp(p->module, ps->exe))
+		return 1;
+	return realpath(p->module, real) && !strcmp(real, ps->exe);
+}
+
+/* Is probe p for the process of ps? */
+int _stp_proc_matches(const struct _stp_probe *p, const struct pstate *ps)
+{
+	if (ps->launcher && (!p->module || !*p->module))
+		return 0;
+	return module_matches(p, ps);
+}
+
+uint64_t _stp_proc_bias(const struct _stp_probe *p, const struct pstate *ps)
+{
+	return ps->base >= p->module_base ? ps->base - p->module_base : 0;
+}
+
+int _stp_proc_can_run(void)
+{
+	return _stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested;
+}
+
+void _stp_proc_fire(const struct _stp_probe *p, struct _stp_pt_thread *t, pid_t pid, uint64_t uaddr,
+		    uint64_t bias, const char *comm)
+{
+	struct _stp_tctx tc;
+
+	memset(&tc, 0, sizeof tc);
+	_stp_tctx_ptrace(&tc, t);
+	tc.pid = t ? _stp_pt_pid(t) : pid;
+	tc.tid = t ? _stp_pt_tid(t) : pid;
+	tc.uaddr = uaddr;
+	tc.bias = bias;
+	tc.is_return = p->kind == STP_PROBE_PROCESS_RETURN;
+	tc.comm = comm;
+	/* a process whose symbols handlers use: the cache hears of its dlclose */
+	if (t && _stp_sym_needs_watch(tc.pid)) {
+		_stp_proc_watch_libraries(_stp_pt_thread_proc(t));
+		_stp_sym_watching(tc.pid);
+	}
+	_stp_run_probe(p, &tc);
+	if (tc.is_return && t) {
+		struct user_regs_struct r;
+		if (_stp_pt_get_regs(t, &r) == 0)
+			_stp_entry_done(tc.tid, p, r.rsp);
+	}
+}
+
+void _stp_proc_fire_kind(enum _stp_probe_kind kind, struct _stp_pt_thread *t, pid_t pid,
+			 const struct pstate *ps)
+{
+	for (int i = 0; i < M->nprobes && _stp_proc_can_run(); i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		if (p->kind == kind && _stp_proc_matches(p, ps))
+			_stp_proc_fire(p, t, pid, 0, _stp_proc_bias(p, ps), ps->comm);
+	}
+}
+
+int _stp_proc_wants_kind(const struct pstate *ps, enum _stp_probe_kind a, enum _stp_probe_kind b)
+{
+	for (int i = 0; i < M->nprobes; i++)
+		if ((M->probes[i].kind == a || M->probes[i].kind == b) &&
+		    _stp_proc_matches(&M->probes[i], ps))
+			return 1;
+	return 0;
+}
+
+/* ---- the engine's events ---- */
+
+static void on_thread_start(struct _stp_pt_thread *t, void *user)
+{
+	struct pstate *ps = _stp_proc_pstate(_stp_pt_thread_proc(t));
+
+	(void)user;
+	if (ps)
+		EACH_KIND(thread_start, t, ps);
+}
+
+static void on_thread_exit(struct _stp_pt_thread *t, int status, void *user)
+{
+	struct pstate *ps = _stp_proc_pstate(_stp_pt_thread_proc(t));
+
+	(void)user;
+	(void)status;
+	_stp_dcg_thread_gone(_stp_pt_tid(t));
+	if (ps)
+		EACH_KIND(thread_exit, t, ps);
+}
+
+/* A new image (exec, or attached): every kind places its probes. */
+static void place_probes(struct _stp_pt_proc *proc)
+{
+	struct pstate *ps = _stp_proc_pstate(proc);
+	int rc;
+
+	if (!ps)
+		return;
+	rc = read_exe(_stp_pt_proc_pid(proc), ps);
+	EACH_KIND(image_gone, proc, ps);
+	EACH_KIND(place, proc, ps, rc, attaching);
+}
+
+static void on_exec(struct _stp_pt_thread *t, void *user)
+{
+	struct _stp_pt_proc *proc = _stp_pt_thread_proc(t);
+
+	(void)user;
+	_stp_dcg_exec(_stp_pt_proc_pid(proc));
+	_stp_sym_exec(_stp_pt_proc_pid(proc));
+	struct pstate *ps = _stp_proc_pstate(proc);
+	if (ps)
+		ps->launcher = launching && shell_launch;
+	place_probes(proc);
+	if (ps)
+		EACH_KIND(exec, t, ps);
+}
+
+static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, void *user)
+{
+	struct _stp_pt_proc *pproc = _stp_pt_thread_proc(parent);
+	struct pstate *pp = _stp_proc_pstate(pproc), *cp = _stp_proc_pstate(child);
+
+	(void)user;
+	if (pp && cp) {
+		struct pstate *next = cp->next;
+		*cp = *pp;
+		cp->next = next;
+	}
+	EACH_KIND(fork, pproc, child, pp, cp);
+}
+
+/* Unlink and free one pstate (NULL is fine). */
+static void pstate_free(struct pstate *ps)
+{
+	for (struct pstate **pp = &all_pstates; ps && *pp; pp = &(*pp)->next)
+		if (*pp == ps) {
+			*pp = ps->next;
+			break;
+		}
+	if (ps)
+		EACH_KIND(free_state, ps);
+	free(ps);
+}
+
+static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
+{
+	struct pstate *ps = _stp_proc_pstate(p);
+	pid_t pid = _stp_pt_proc_pid(p);
+
+	(void)user;
+	if (ps)
+		EACH_KIND(proc_exit, p, ps);
+	EACH_KIND(image_gone, p, ps);
+	_stp_dcg_proc_gone(pid);
+	_stp_sym_gone(pid);
+	pstate_free(ps);
+	*_stp_pt_proc_user(p) = NULL;
+	if (p == root) {
+		root = NULL;
+		root_gone = 1;
+		root_status = status;
+	}
+}
+
+static const struct _stp_pt_callbacks callbacks = {
+    .exec = on_exec,
+    .fork = on_fork,
+    .thread_start = on_thread_start,
+    .thread_exit = on_thread_exit,
+    .proc_exit = on_proc_exit,
+};
+
+int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o)
+{
+	char **words = NULL;
+	int rc, shell;
+
+	M = m;
+	_stp_entry_set_module(m);
+	root = NULL;
+	root_pid = 0;
+	root_gone = launched = 0;
+	verbose_exit = o->verbose;
+	_stp_target = 0;
+	if (o->target_cmd && o->target_pid) {
+		_stp_msg_error("You can't specify the '-c' and '-x' options together.");
+		return -1;
+	}
+	if (!o->target_cmd && !o->target_pid) {
+		_stp_msg_error("process probes need a target process: use -c CMD or -x PID");
+		return -1;
+	}
+	modid = calloc((size_t)m->nprobes + 1, sizeof *modid);
+	for (int i = 0; modid && i < m->nprobes; i++)
+		_stp_fileid_of(m->probes[i].module, &modid[i]);
+	EACH_KIND(start, m);
+	if (getenv("STAP_PTRACE_DEBUG"))
+		_stp_pt_set_debug(1);
+	/* A plain command is run directly (where that is what sh -c would
+	 * do), so the first exec is the program itself; a shell's commands
+	 * are its children (or what it execs): bare process probes fire for
+	 * those, not for the shell. */
+	if (o->target_cmd)
+		words = _stp_cmd_words(o->target_cmd);
+	shell = o->target_cmd && !words;
+	shell_launch = shell;
+	S = _stp_pt_session_new(&callbacks, NULL,
+				_STP_PT_FOLLOW_FORK | (shell ? _STP_PT_SHELL : 0));
+	if (!S) {
+		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
+		_stp_cmd_words_free(words);
+		return -1;
+	}
+	{
+		sigset_t mask, ignored;
+		_stp_signals_caller(&mask, &ignored);
+		_stp_pt_launch_signals(S, &mask, &ignored);
+	}
+	if (o->target_cmd) {
+		char *one[] = {(char *)o->target_cmd, NULL};
+
+		launching = 1;
+		rc = _stp_pt_launch(S, words ? words : one, &root);
+		launching = 0;
+		launched = 1;
+		_stp_cmd_words_free(words);
+	} else {
+		rc = (o->target_pid <= 0 || o->target_pid > INT32_MAX)
+		    ? -ESRCH
+		    : _stp_pt_attach(S, (pid_t)o->target_pid, &root);
+		if (rc == 0) {
+			attaching = 1;
+			place_probes(root);
+			attaching = 0;
+		}
+	}
+	if (rc < 0) {
+		if (o->target_cmd)
+			_stp_msg_error("couldn't start '%s': %s", o->target_cmd, strerror(-rc));
+		else
+			_stp_msg_error("couldn't attach to process %ld: %s", o->target_pid,
+				       strerror(-rc));
+		_stp_pt_session_free(S);
+		S = NULL;
+		root = NULL;
+		return -1;
+	}
+	root_pid = _stp_pt_proc_pid(root);
+	_stp_target = root_pid;
+	/* nothing placed before the begin probes: the run does not start
+	 * (_stp_proc_finish puts the target back) */
+	return _stp_proc_placement_failed() ? -1 : 0;
+}
+
+int _stp_proc_release(void)
+{
+	if (!S || !root)
+		return 0;
+	if (_stp_session_state != STP_SESSION_RUNNING)
+		return 0;
+	{
+		struct pstate *ps = _stp_proc_pstate(root);
+		if (ps)
+			EACH_KIND(release, root_pid, ps);
+	}
+	return _stp_pt_resume(root) < 0 ? -1 : 0;
+}
+
+int _stp_proc_dispatch(void)
+{
+	if (!S)
+		return 0;
+	if (_stp_pt_dispatch(S) < 0 && errno != ECHILD && _stp_pt_active(S) == 0)
+		return 1;
+	return root_gone || _stp_pt_active(S) == 0;
+}
+
+void _stp_proc_finish(int verbose)
+{
+	int status;
+
+	if (!S)
+		return;
+	_stp_dcg_finish(verbose);
+	_stp_sym_cache_free();
+	if (root_gone)
+		_stp_target_report_exit(root_status, verbose_exit);
+	EACH_KIND(stop);
+	_stp_pt_detach_all(S);
+	_stp_pt_session_free(S);
+	S = NULL;
+	while (all_pstates)
+		pstate_free(all_pstates);
+	if (launched && !root_gone && root_pid > 0) {
+		kill(root_pid, SIGKILL);
+		while (waitpid(root_pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	root = NULL;
+	root_pid = 0;
+	_stp_target = 0;
+	EACH_KIND(finish);
+	free(modid);
+	modid = NULL;
+}
