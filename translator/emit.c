@@ -435,7 +435,7 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 }
 
 /* -t: each probe's run times, reported after the end probes in SystemTap's
- * "probe hit report" (runtime/tapset_compat.c). */
+ * "probe hit report" (runtime/lang/tapset_compat.c). */
 static void emit_timing(struct emitter *E, struct strbuf *o)
 {
 	struct session *s = E->s;

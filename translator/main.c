@@ -103,7 +103,7 @@ static void cleanup_and_die(int sig)
 
 /* As SystemTap, stap ends on these even where its caller ignores them
  * (a background job's SIGINT); what it runs still gets the caller's
- * dispositions (runtime/sigstate.h). SIGPIPE ignored stays ignored: a
+ * dispositions (runtime/run/sigstate.h). SIGPIPE ignored stays ignored: a
  * write to a closed pipe is then an error like another. */
 static void set_cleanup_signals(void)
 {

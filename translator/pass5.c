@@ -131,7 +131,7 @@ int pass5_run(struct session *s)
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != self)
 			_exit(1);
-		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
+		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg/dcg.c) */
 			setenv("STAP_DCG_REPORT", "1", 1);
 		if (msg_debug_mask & (1u << DBG_PTRACE)) /* --debug=ptrace */
 			setenv("STAP_PTRACE_DEBUG", "1", 1);

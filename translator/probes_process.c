@@ -68,7 +68,7 @@ uint64_t proc_module_base(const char *path)
 }
 
 /* The program of the -c command: the one it runs when it needs no shell
- * (runtime/shellcmd.h), else a guess: its first word, after any leading
+ * (runtime/run/shellcmd.h), else a guess: its first word, after any leading
  * NAME=VALUE assignments and an `exec`. */
 static char *command_program(const char *cmd)
 {

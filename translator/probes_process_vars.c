@@ -591,7 +591,7 @@ static int collect_entry(struct expr *e, void *arg)
 /* The hidden probe saving the values of a .return probe's @entry. */
 static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct entries *en)
 {
-	if (en->exprs.n > 16) { /* ENTRY_SLOTS in runtime/context_target.c */
+	if (en->exprs.n > 16) { /* ENTRY_SLOTS in runtime/target/context_target.c */
 		struct expr *x = en->exprs.v[16];
 		elab_error(c, x->tok, "too many @entry values in one probe (at most 16)");
 		return;

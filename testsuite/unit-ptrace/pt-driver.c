@@ -1,4 +1,4 @@
-/* A test client of the ptrace engine (runtime/ptrace_engine.h): launches
+/* A test client of the ptrace engine (runtime/ptrace/ptrace_engine.h): launches
  * or attaches to a target, puts probes on functions named on the command
  * line (found in the target's ELF symbol table, placed again after every
  * exec), and prints what it saw after the target ends or it detaches:
@@ -483,7 +483,7 @@ static void place(struct _stp_pt_thread *t)
 
 /* Per process: the probe placed in the library's current load. A fork
  * child has a copy of its parent's, whose pointer we do not know (as
- * runtime/process_probes.c): pr NULL, placed 1. */
+ * runtime/probes/process_probes.c): pr NULL, placed 1. */
 struct libpl {
 	struct _stp_pt_proc *p;
 	struct _stp_pt_probe *pr;
