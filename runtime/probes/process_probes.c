@@ -529,6 +529,7 @@ static void on_thread_start(struct _stp_pt_thread *t, void *user)
 	struct pstate *ps = pstate_of(_stp_pt_thread_proc(t));
 
 	(void)user;
+	_stp_dcg_thread_start(t); /* its registers the program's own first */
 	if (ps)
 		fire_kind(STP_PROBE_PROCESS_THREAD_BEGIN, t, 0, ps);
 }
