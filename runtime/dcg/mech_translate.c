@@ -39,8 +39,8 @@ struct xthread {
 	pid_t tid, pid;
 	struct _stp_pt_thread *t;
 	struct _stp_pt_proc *p;
-	int on;	   /* running translated */
-	int muted; /* tracing was switched off inside a callback: still translated */
+	int on; /* running translated (also after tracing was switched off
+		 * inside a callback of the engine: its records ignored) */
 };
 static struct xthread *xts;
 static size_t nxts;
@@ -150,7 +150,7 @@ static void on_fallback(void *core, struct _stp_pt_thread *t, uint64_t pc, const
 
 	(void)core;
 	if (x)
-		x->on = x->muted = 0;
+		x->on = 0;
 	if (!fallbacks++)
 		snprintf(fallback_why, sizeof fallback_why, "%s", why);
 	_stp_dbg(STP_DBG_DCG, 1, "thread %d: translate gives up at 0x%" PRIx64 ": %s",
@@ -232,7 +232,6 @@ static int xl_on(struct dthread *d, uint64_t pc)
 		 * records of meanwhile go first, ignored (d is off) */
 		if (!busy)
 			_stp_xl_drain(X, d->t);
-		x->muted = 0;
 		return 0;
 	}
 	if (busy)
@@ -245,7 +244,7 @@ static int xl_on(struct dthread *d, uint64_t pc)
 			return -ENOMEM;
 		xts = v;
 		x = &xts[nxts++];
-		*x = (struct xthread){d->tid, d->pid, d->t, _stp_pt_thread_proc(d->t), 0, 0};
+		*x = (struct xthread){d->tid, d->pid, d->t, _stp_pt_thread_proc(d->t), 0};
 	}
 	net(d);
 	rc = _stp_xl_thread_on(X, d->t);
@@ -267,10 +266,8 @@ static void xl_off(struct dthread *d, enum dcg_off how, int last)
 	(void)last;
 	if (!x || !x->on)
 		return;
-	if (how == DCG_OFF_SCRIPT && busy) {
-		x->muted = 1;
-		return;
-	}
+	if (how == DCG_OFF_SCRIPT && busy)
+		return; /* it runs on translated: see the top */
 	/* exit and exec: the thread or its memory is gone (thread_exit,
 	 * mem_changed) */
 	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) {
