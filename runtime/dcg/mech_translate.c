@@ -38,14 +38,19 @@ extern const struct dcg_mech dcg_mech_translate;
 struct xthread {
 	pid_t tid, pid;
 	struct _stp_pt_thread *t;
-	struct _stp_pt_proc *p;
 	int on; /* running translated (also after tracing was switched off
 		 * inside a callback of the engine: its records ignored) */
 };
 static struct xthread *xts;
 static size_t nxts;
-static pid_t *netted; /* processes with the engine's safety net (-x) */
-static size_t nnetted;
+/* Processes the engine knows (until they exec or end: after their
+ * threads, which may all be gone by then). */
+struct xproc {
+	pid_t pid;
+	struct _stp_pt_proc *p;
+};
+static struct xproc *xps;
+static size_t nxps;
 static struct _stp_xl_engine *X;
 static int busy; /* inside a callback of the engine */
 static uint64_t fallbacks;
@@ -190,35 +195,25 @@ static int ours(pid_t pid)
 	return 0;
 }
 
-/* The safety net in pid's process, once (an attached process outlives
- * us: our int3s must never kill it). */
-static void net(struct dthread *d)
+/* d's process, known to the engine from now on; its first time: the
+ * safety net (an attached process outlives us: our int3s must never kill
+ * it). */
+static int proc_known(struct dthread *d)
 {
-	for (size_t i = 0; i < nnetted; i++)
-		if (netted[i] == d->pid)
-			return;
-	pid_t *v = realloc(netted, (nnetted + 1) * sizeof *v);
+	for (size_t i = 0; i < nxps; i++)
+		if (xps[i].pid == d->pid)
+			return 0;
+	struct xproc *v = realloc(xps, (nxps + 1) * sizeof *v);
 	if (!v)
-		return;
-	netted = v;
-	netted[nnetted++] = d->pid;
+		return -ENOMEM;
+	xps = v;
+	xps[nxps++] = (struct xproc){d->pid, _stp_pt_thread_proc(d->t)};
 	if (!ours(d->pid)) {
 		int rc = _stp_xl_protect(X, d->t);
 		_stp_dbg(STP_DBG_DCG, 1, "process %d: safety net %s", (int)d->pid,
 			 rc < 0 ? strerror(-rc) : "installed");
 	}
-}
-
-static void forget_proc(pid_t pid)
-{
-	for (size_t i = 0; i < nnetted; i++)
-		if (netted[i] == pid) {
-			netted[i] = netted[--nnetted];
-			break;
-		}
-	for (size_t i = nxts; i-- > 0;)
-		if (xts[i].pid == pid)
-			xthread_drop(&xts[i]);
+	return 0;
 }
 
 static int xl_on(struct dthread *d, uint64_t pc)
@@ -244,9 +239,10 @@ static int xl_on(struct dthread *d, uint64_t pc)
 			return -ENOMEM;
 		xts = v;
 		x = &xts[nxts++];
-		*x = (struct xthread){d->tid, d->pid, d->t, _stp_pt_thread_proc(d->t), 0};
+		*x = (struct xthread){d->tid, d->pid, d->t, 0};
 	}
-	net(d);
+	if ((rc = proc_known(d)) < 0)
+		return rc;
 	rc = _stp_xl_thread_on(X, d->t);
 	if (rc == -EBUSY) { /* the cap on translated threads */
 		if (!fallbacks++)
@@ -308,12 +304,15 @@ static void xl_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem wha
 		_stp_xl_mem_changed(X, t);
 		return;
 	}
-	for (size_t i = 0; i < nxts; i++)
-		if (xts[i].pid == pid) {
-			_stp_xl_proc_gone(X, xts[i].p);
+	for (size_t i = 0; i < nxps; i++)
+		if (xps[i].pid == pid) {
+			_stp_xl_proc_gone(X, xps[i].p);
+			xps[i] = xps[--nxps];
 			break;
 		}
-	forget_proc(pid);
+	for (size_t i = nxts; i-- > 0;)
+		if (xts[i].pid == pid)
+			xthread_drop(&xts[i]);
 }
 
 static void xl_report(char *how, size_t len)
@@ -345,9 +344,9 @@ static void xl_finish(void)
 	free(xts);
 	xts = NULL;
 	nxts = 0;
-	free(netted);
-	netted = NULL;
-	nnetted = 0;
+	free(xps);
+	xps = NULL;
+	nxps = 0;
 	fallbacks = 0;
 	fallback_why[0] = '\0';
 }
