@@ -28,11 +28,13 @@ uint64_t dcg_n_other; /* stops of untraced threads at the sites */
 
 /* ---- the mechanisms: one line each ---- */
 
-extern const struct dcg_mech dcg_mech_breakpoint, dcg_mech_blockstep, dcg_mech_singlestep;
+extern const struct dcg_mech dcg_mech_breakpoint, dcg_mech_blockstep, dcg_mech_singlestep,
+    dcg_mech_translate;
 static const struct dcg_mech *const mechs[] = {
     &dcg_mech_breakpoint,
     &dcg_mech_blockstep,
     &dcg_mech_singlestep,
+    &dcg_mech_translate,
 };
 #define NMECHS (sizeof mechs / sizeof *mechs)
 
@@ -130,17 +132,18 @@ struct dthread *dcg_find_thread(pid_t tid, int create)
 int dcg_thread_on(struct dthread *d, uint64_t pc, uint64_t sp)
 {
 	const struct dcg_mech *m = dcg_mech_pick(NULL);
-	int rc = m->thread_on(d, pc);
+	int rc;
 
-	if (rc < 0) {
+	d->mech = m; /* it may hand the thread over (dcg_mech_switch) */
+	if ((rc = m->thread_on(d, pc)) < 0) {
 		_stp_dbg(STP_DBG_DCG, 1, "thread %d: %s cannot trace it: %s", (int)d->tid, m->name,
 			 strerror(-rc));
 		return rc;
 	}
-	d->mech = m;
 	struct dcg_event e = {.kind = DCG_EV_ON, .to = pc, .sp = sp, .ns = dcg_now_ns()};
 	dcg_event(d, &e);
-	_stp_dbg(STP_DBG_DCG, 1, "thread %d: on at 0x%" PRIx64 " (%s)", (int)d->tid, pc, m->name);
+	_stp_dbg(STP_DBG_DCG, 1, "thread %d: on at 0x%" PRIx64 " (%s)", (int)d->tid, pc,
+		 d->mech->name);
 	return 0;
 }
 
@@ -182,6 +185,13 @@ void dcg_new_thread(struct _stp_pt_thread *t)
 	for (size_t i = 0; i < NMECHS; i++)
 		if (mechs[i]->thread_start)
 			mechs[i]->thread_start(t);
+}
+
+void dcg_thread_exit(pid_t tid)
+{
+	for (size_t i = 0; i < NMECHS; i++)
+		if (mechs[i]->thread_exit)
+			mechs[i]->thread_exit(tid);
 }
 
 /* What was learnt about pid's code and symbols may be wrong now (every

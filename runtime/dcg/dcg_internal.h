@@ -110,8 +110,10 @@ int dcg_thread_on(struct dthread *d, uint64_t pc, uint64_t sp);
 void dcg_thread_off(struct dthread *d, enum dcg_off how);
 /* Memory of pid changed (t: a stopped thread of it, DCG_MEM_LIBS only). */
 void dcg_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem what);
-/* A new thread of a traced process (thread_start of every mechanism used). */
+/* A thread of a traced process was created, or is gone (every
+ * mechanism's thread_start / thread_exit). */
 void dcg_new_thread(struct _stp_pt_thread *t);
+void dcg_thread_exit(pid_t tid);
 
 /* ---- decode.c: code ---- */
 /* The instruction at addr from its original bytes (under breakpoints

@@ -116,6 +116,9 @@ struct dcg_mech {
 	 * have been created by a traced thread: its registers are made the
 	 * program's own). NULL: nothing to do. */
 	void (*thread_start)(struct _stp_pt_thread *t);
+	/* A thread of a traced process is gone (after thread_off(DCG_OFF_GONE)
+	 * if it was traced): what is kept for it goes. NULL: nothing kept. */
+	void (*thread_exit)(pid_t tid);
 	/* The memory of process pid changed (t: a thread of it, stopped,
 	 * with DCG_MEM_LIBS; else NULL). */
 	void (*mem_changed)(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem what);
@@ -129,6 +132,8 @@ struct dcg_mech {
 	void (*finish)(void);
 };
 
+/* The mechanism every thread can fall back to. */
+extern const struct dcg_mech dcg_mech_breakpoint;
 /* The mechanism that traces d's thread from now on (a mechanism that
  * gives up on a thread hands it over): its thread_on is called. */
 int dcg_mech_switch(struct dthread *d, const struct dcg_mech *to, uint64_t pc);

@@ -194,6 +194,11 @@ void dcg_flush_thread(struct dthread *d)
 
 void _stp_dcg_flush_all(void)
 {
-	for (size_t i = 0; i < dcg_nthreads; i++)
-		dcg_flush_thread(dcg_threads[i]);
+	for (size_t i = 0; i < dcg_nthreads; i++) {
+		struct dthread *d = dcg_threads[i];
+		/* events a mechanism still holds come first */
+		if (d->on && d->mech->drain)
+			d->mech->drain(d);
+		dcg_flush_thread(d);
+	}
 }

@@ -64,6 +64,12 @@ void _stp_dcg_thread_gone(pid_t tid)
 
 	if (d)
 		dcg_thread_off(d, DCG_OFF_GONE);
+	dcg_thread_exit(tid);
+}
+
+void _stp_dcg_thread_start(struct _stp_pt_thread *t)
+{
+	dcg_new_thread(t);
 }
 
 void _stp_dcg_exec(pid_t pid)

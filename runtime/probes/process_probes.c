@@ -230,6 +230,7 @@ static void on_thread_start(struct _stp_pt_thread *t, void *user)
 	struct pstate *ps = _stp_proc_pstate(_stp_pt_thread_proc(t));
 
 	(void)user;
+	_stp_dcg_thread_start(t); /* its registers the program's own first */
 	if (ps)
 		EACH_KIND(thread_start, t, ps);
 }
