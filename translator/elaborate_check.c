@@ -182,6 +182,36 @@ static void note_hist(struct elab *c, struct expr *h)
 	v->hist_step = p[2];
 }
 
+/* @variance(x, N): N in 0..62, one N per stat; @variance(x) after an N
+ * other than 0 conflicts (but not before one), as SystemTap 4.8 checks. */
+static struct vec variance_vars, variance_shifts;
+
+static void note_variance(struct elab *c, struct expr *e)
+{
+	struct expr *x = e->left && e->left->kind == E_INDEX ? e->left->base : e->left;
+	struct expr *n = e->args.n ? e->args.v[0] : NULL;
+	if (!x || x->kind != E_SYMBOL || !x->var || (n && n->kind != E_NUMBER))
+		return;
+	if (n && (n->num < 0 || n->num > 62)) {
+		elab_error(c, e->tok, "bit shift (%lld) out of range <0..62>", (long long)n->num);
+		return;
+	}
+	intptr_t shift = n ? (intptr_t)n->num : 0;
+	for (int i = 0; i < variance_vars.n; i++) {
+		if (variance_vars.v[i] != x->var)
+			continue;
+		intptr_t prev = (intptr_t)variance_shifts.v[i];
+		if (prev != shift)
+			elab_error(c, e->tok, "conflicting bit shifts declared (previously %d)",
+				   (int)prev);
+		return;
+	}
+	if (n) {
+		vec_push(&variance_vars, x->var);
+		vec_push(&variance_shifts, (void *)shift);
+	}
+}
+
 static int stats_expr(struct expr *e, void *arg)
 {
 	struct elab *c = arg;
@@ -189,9 +219,17 @@ static int stats_expr(struct expr *e, void *arg)
 	case E_HIST:
 		note_hist(c, e);
 		break;
+	case E_STAT:
+		if (e->op && !strcmp(e->op, "@variance"))
+			note_variance(c, e);
+		break;
 	case E_ASSIGN:
 		if (e->op && strcmp(e->op, "<<<"))
 			bad_stats(c, e->right);
+		if (e->left && e->left->kind != E_SYMBOL && e->left->kind != E_INDEX &&
+		    e->left->kind != E_TARGET && e->left->kind != E_CAST &&
+		    e->left->kind != E_ATVAR && e->left->kind != E_ENTRY)
+			elab_error2(c, e->tok, e->left->tok, "Expecting lvalue for assignment");
 		break;
 	case E_BINARY:
 	case E_LOGICAL:
@@ -451,6 +489,11 @@ static void check_body(struct elab *c, struct stmt *body)
 
 void elab_check(struct elab *c)
 {
+	variance_vars.n = variance_shifts.n = 0;
+	struct vardecl *g;
+	vec_foreach (struct vardecl *, g, &c->s->globals)
+		if (g->wrap && g->arity == 0) /* global x% used as a scalar */
+			elab_error(c, g->tok, "wrapping not supported for scalars");
 	struct probe *p;
 	vec_foreach (struct probe *, p, &c->bodies) {
 		check_locals(c, &p->locals);

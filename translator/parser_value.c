@@ -250,6 +250,10 @@ static struct expr *parse_print(struct parser *p, const struct token *name, int 
 			pass1_throw(parser_peek(p), 1,
 				    "trailing incomplete print format conversion");
 		const struct token *t = parser_next(p);
+		/* printd(",") prints nothing: SystemTap 4.8's parser wants a
+		 * value and reports the token after the ')' */
+		if (parser_is_op(t, ")") && e->print_delim)
+			pass1_throw(parser_peek(p), 1, "expected literal string or number");
 		if (parser_is_op(t, ")"))
 			return e;
 		if (!parser_is_op(t, ","))
@@ -327,6 +331,8 @@ static struct expr *parse_stat_op(struct parser *p)
 			if (strcmp(t->content, "@variance") || e->args.n)
 				pass1_throw(c, 0, "not more than 1 parameter allowed");
 			parser_next(p);
+			if (parser_peek(p)->type != TOK_NUMBER) /* @variance(x, N) */
+				pass1_throw(parser_peek(p), 1, "expected number");
 			vec_push(&e->args, parse_literal(p, 0));
 			continue;
 		}

@@ -498,6 +498,18 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 		expect(tc, e, T_STRING);
 		return;
 	case E_UNARY:
+		if (!strcmp(e->op, "&")) {
+			/* & of anything but a target variable, @cast or @var
+			 * (those the parser takes whole): SystemTap 4.8's pass 2
+			 * has no type for it */
+			infer(tc, e->left, T_LONG);
+			if (tc->c->assert_types && first_report(e)) {
+				elab_error(tc->c, e->tok, "unknown type in dereference");
+				elab_error(tc->c, e->tok, "unresolved type ");
+			}
+			return;
+		}
+		/* fall through */
 	case E_PRE_INC:
 	case E_POST_INC:
 		infer(tc, e->left, T_LONG);
