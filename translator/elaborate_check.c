@@ -182,34 +182,81 @@ static void note_hist(struct elab *c, struct expr *h)
 	v->hist_step = p[2];
 }
 
-/* @variance(x, N): N in 0..62, one N per stat; @variance(x) after an N
- * other than 0 conflicts (but not before one), as SystemTap 4.8 checks. */
-static struct vec variance_vars, variance_shifts;
+/* @variance(x, N), as SystemTap 4.8 checks it once types are known and
+ * the code is elided: N in 0..62, and one N other than 0 per statistic
+ * (0, or no N, takes the one given before, if any); functions (by name)
+ * before probes, and only the first error is reported (its check throws). */
+struct variance_check {
+	struct elab *c;
+	struct vec vars, shifts;
+	int failed;
+};
 
-static void note_variance(struct elab *c, struct expr *e)
+static int variance_expr(struct expr *e, void *arg)
 {
+	struct variance_check *vc = arg;
+	if (vc->failed || e->kind != E_STAT || !e->op || strcmp(e->op, "@variance"))
+		return 0;
 	struct expr *x = e->left && e->left->kind == E_INDEX ? e->left->base : e->left;
 	struct expr *n = e->args.n ? e->args.v[0] : NULL;
 	if (!x || x->kind != E_SYMBOL || !x->var || (n && n->kind != E_NUMBER))
-		return;
+		return 0;
 	if (n && (n->num < 0 || n->num > 62)) {
-		elab_error(c, e->tok, "bit shift (%lld) out of range <0..62>", (long long)n->num);
-		return;
+		elab_error(vc->c, e->tok, "bit shift (%lld) out of range <0..62>",
+			   (long long)n->num);
+		vc->failed = 1;
+		return 0;
 	}
 	intptr_t shift = n ? (intptr_t)n->num : 0;
-	for (int i = 0; i < variance_vars.n; i++) {
-		if (variance_vars.v[i] != x->var)
-			continue;
-		intptr_t prev = (intptr_t)variance_shifts.v[i];
-		if (prev != shift)
-			elab_error(c, e->tok, "conflicting bit shifts declared (previously %d)",
-				   (int)prev);
-		return;
+	int i = 0;
+	while (i < vc->vars.n && vc->vars.v[i] != x->var)
+		i++;
+	intptr_t prev = i < vc->vars.n ? (intptr_t)vc->shifts.v[i] : 0;
+	if (prev && prev != shift) {
+		elab_error(vc->c, e->tok, "conflicting bit shifts declared (previously %d)",
+			   (int)prev);
+		vc->failed = 1;
+	} else if (!prev && shift) {
+		vec_push(&vc->vars, x->var);
+		vec_push(&vc->shifts, (void *)shift);
 	}
-	if (n) {
-		vec_push(&variance_vars, x->var);
-		vec_push(&variance_shifts, (void *)shift);
-	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct functiondecl *const *)a)->name,
+		      (*(struct functiondecl *const *)b)->name);
+}
+
+void elab_check_variance(struct elab *c)
+{
+	struct variance_check vc = {.c = c};
+	struct functiondecl **fs = xcalloc(c->s->functions.n + 1, sizeof *fs);
+	for (int i = 0; i < c->s->functions.n; i++)
+		fs[i] = c->s->functions.v[i];
+	qsort(fs, c->s->functions.n, sizeof *fs, by_name);
+	for (int i = 0; i < c->s->functions.n; i++)
+		walk_stmt(fs[i]->body, NULL, variance_expr, &vc);
+	struct probe *p;
+	vec_foreach (struct probe *, p, &c->bodies)
+		walk_stmt(p->body, NULL, variance_expr, &vc);
+	free(fs);
+	free(vc.vars.v);
+	free(vc.shifts.v);
+}
+
+/* SystemTap 4.8 rejects "global x%" used as a scalar after its first
+ * round of type inference (a throw: the first such global only). */
+int elab_check_wrap(struct elab *c)
+{
+	struct vardecl *g;
+	vec_foreach (struct vardecl *, g, &c->s->globals)
+		if (g->wrap && g->arity == 0) {
+			elab_error(c, g->tok, "wrapping not supported for scalars");
+			return 1;
+		}
+	return 0;
 }
 
 static int stats_expr(struct expr *e, void *arg)
@@ -218,10 +265,6 @@ static int stats_expr(struct expr *e, void *arg)
 	switch (e->kind) {
 	case E_HIST:
 		note_hist(c, e);
-		break;
-	case E_STAT:
-		if (e->op && !strcmp(e->op, "@variance"))
-			note_variance(c, e);
 		break;
 	case E_ASSIGN:
 		if (e->op && strcmp(e->op, "<<<"))
@@ -489,11 +532,6 @@ static void check_body(struct elab *c, struct stmt *body)
 
 void elab_check(struct elab *c)
 {
-	variance_vars.n = variance_shifts.n = 0;
-	struct vardecl *g;
-	vec_foreach (struct vardecl *, g, &c->s->globals)
-		if (g->wrap && g->arity == 0) /* global x% used as a scalar */
-			elab_error(c, g->tok, "wrapping not supported for scalars");
 	struct probe *p;
 	vec_foreach (struct probe *, p, &c->bodies) {
 		check_locals(c, &p->locals);
