@@ -304,6 +304,8 @@ int pass2_elaborate(struct session *s)
 		elab_fold_unoptimized(&c);
 	else if (!c.errors)
 		elab_elide(&c, 1);
+	if (!c.errors)
+		elab_check_variance(&c);
 	for (int n = elab_fold_errors(); n > 0; n--)
 		elab_count_error(&c);
 	if (!c.errors)

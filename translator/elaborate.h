@@ -183,6 +183,10 @@ void types_check_format(struct elab *c, struct expr *e, struct vec *types);
 
 /* ---- other checks (elaborate_check.c) ---- */
 void elab_check(struct elab *c);
+/* @variance's bit shifts (after elision) and "global x%" as a scalar
+ * (before unresolved types are reported: 1 if it reported one). */
+void elab_check_variance(struct elab *c);
+int elab_check_wrap(struct elab *c);
 
 /* ---- elision and warnings (elaborate_elide.c) ---- */
 /* Before type checking (AFTER_TYPES 0) with SystemTap's warnings; after
