@@ -177,6 +177,7 @@ static int bp_on(struct dthread *d, uint64_t pc)
 	if (rc < 0)
 		return rc;
 	dcg_pt_signal_entries(d, 1);
+	_stp_pt_colocate(d->t, 1); /* two stops a call: on the tracer's CPU */
 	return 0;
 }
 
@@ -184,6 +185,8 @@ static void bp_off(struct dthread *d, enum dcg_off how, int last)
 {
 	if (how == DCG_OFF_SCRIPT)
 		dcg_pt_signal_entries(d, 0);
+	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) /* else the engine's */
+		_stp_pt_colocate(d->t, 0);
 	/* the last traced thread of its process: the sites go (at the end
 	 * of the run the engine's detach removes them; exec forgets them) */
 	if (last && (how == DCG_OFF_SCRIPT || how == DCG_OFF_GONE))

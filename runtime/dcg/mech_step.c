@@ -79,7 +79,11 @@ static void on_step(struct _stp_pt_thread *t, void *data)
 
 static int step_on(struct dthread *d, int mode)
 {
-	return _stp_pt_step_mode(d->t, mode, on_step, NULL);
+	int rc = _stp_pt_step_mode(d->t, mode, on_step, NULL);
+
+	if (rc == 0)
+		_stp_pt_colocate(d->t, 1); /* a stop a branch: on the tracer's CPU */
+	return rc;
 }
 
 static int block_on(struct dthread *d, uint64_t pc)
@@ -101,6 +105,8 @@ static void step_off(struct dthread *d, enum dcg_off how, int last)
 	 * the run its detach must still find it */
 	if (how == DCG_OFF_SCRIPT)
 		_stp_pt_step_mode(d->t, _STP_PT_STEP_NONE, NULL, NULL);
+	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) /* else the engine's */
+		_stp_pt_colocate(d->t, 0);
 }
 
 /* blockstep where the processor stops only at taken branches; elsewhere

@@ -41,6 +41,7 @@ void _stp_pt_release(struct _stp_pt_proc *p)
 		_stp_pt_mm_remove_all(p->mm);
 	}
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next) {
+		_stp_pt_aff_unpin(t);
 		if (t->regs_dirty && ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
 			_stp_dbg(STP_DBG_PTRACE, 1, "SETREGS %d: %s", (int)t->tid, strerror(errno));
 		if (ptrace(PTRACE_DETACH, t->tid, 0, (long)t->resume_sig) < 0)

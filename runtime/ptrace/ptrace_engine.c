@@ -98,6 +98,7 @@ void _stp_pt_thread_free(struct _stp_pt_thread *t)
 			break;
 		}
 	p->nthreads--;
+	_stp_pt_aff_drop(t);
 	_stp_pt_frames_clear(t);
 	free(t);
 }
@@ -194,6 +195,7 @@ struct _stp_pt_session *_stp_pt_session_new(const struct _stp_pt_callbacks *cb, 
 	s->pending_tail = &s->pending;
 	sigemptyset(&s->launch_mask);
 	sigemptyset(&s->launch_ignored);
+	_stp_pt_aff_session(s);
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_set_debug(1);
 	return s;
@@ -213,6 +215,7 @@ void _stp_pt_session_free(struct _stp_pt_session *s)
 	if (!s)
 		return;
 	_stp_pt_detach_all(s);
+	_stp_pt_aff_session_end(s);
 	freed_stats.stops += s->stats.stops;
 	freed_stats.hits += s->stats.hits;
 	freed_stats.returns += s->stats.returns;

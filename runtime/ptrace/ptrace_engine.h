@@ -304,6 +304,37 @@ void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st
  * after the client has freed its session). */
 void _stp_pt_total_stats(struct _stp_pt_stats *st);
 
+/* CPU affinity (doc/cpu-affinity.md). A thread that stops all the time
+ * and the tracer run faster on one CPU; the policy says when the engine
+ * puts them there:
+ *   off: never;
+ *   auto (the default): while a client asks (_stp_pt_colocate), and while
+ *     a thread stops at a high rate (probe hits), checked periodically by
+ *     a timer that raises SIGCHLD in the tracer (the loop then calls
+ *     _stp_pt_dispatch, which finds nothing to reap);
+ *   always: every thread of a followed process from its first stop on.
+ * A thread's own mask comes back when it is let go and at detach; its
+ * children get its own mask, not the pin; the tracer's own comes back
+ * when no thread is co-located. A mask the program set meanwhile stays. */
+enum { _STP_PT_AFF_OFF, _STP_PT_AFF_AUTO, _STP_PT_AFF_ALWAYS };
+/* The policy of sessions made from now on: the STAP_CPU_AFFINITY
+ * environment variable (a name or a number) if set, else this (-1: the
+ * default, auto). */
+void _stp_pt_affinity_default(int policy);
+int _stp_pt_affinity_policy(void);
+const char *_stp_pt_affinity_name(int policy);
+/* Stopped thread t shares the tracer's CPU from now on (on 1), or gets its
+ * own mask back (0; not under `always`). 0, or -errno when its mask or
+ * the tracer's allows no common CPU (nothing changed then). */
+int _stp_pt_colocate(struct _stp_pt_thread *t, int on);
+struct _stp_pt_affinity_stats {
+	int policy;
+	uint64_t colocated; /* times a thread was put on the tracer's CPU */
+	uint64_t restored;  /* times its own mask was put back */
+};
+/* Summed over every session so far. */
+void _stp_pt_get_affinity_stats(struct _stp_pt_affinity_stats *st);
+
 /* Debug messages on stderr ("ptrace: ...", "bkpt: ..."), off by default:
  * on raises both domains to level 1 at least, off sets them to 0. */
 void _stp_pt_set_debug(int on);

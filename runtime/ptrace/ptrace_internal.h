@@ -9,8 +9,10 @@
 #include "arch/x86_64/insn.h"
 #include "lang/debug.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* A probe; several may share one breakpoint. */
 struct _stp_pt_probe {
@@ -106,6 +108,16 @@ struct _stp_pt_thread {
 	size_t nframes, cap;
 	uint64_t *cur_frame_data;
 	uint64_t probe_point;
+	/* CPU affinity (ptrace_affinity.c) */
+	cpu_set_t *aff_saved; /* co-located: its own mask, else NULL */
+	int aff_forced;	      /* asked for (_stp_pt_colocate) */
+	int aff_by_rate;      /* pinned for its stop rate */
+	int aff_failed;	      /* could not be pinned: not tried again */
+	uint64_t aff_stops;   /* stops seen */
+	unsigned aff_win_stops;
+	int64_t aff_win_ns;		      /* the rate window's start */
+	int64_t aff_check_ns;		      /* the last rate check */
+	uint64_t aff_check_stops;	      /* aff_stops then */
 	/* a mechanism running the thread from translated code */
 	const struct _stp_pt_thread_hooks *hooks;
 	void *hooks_data;
@@ -161,6 +173,14 @@ struct _stp_pt_session {
 	struct _stp_pt_stats stats;
 	uint64_t hit_seq;		      /* run_entries calls */
 	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
+	/* CPU affinity (ptrace_affinity.c) */
+	int aff_policy;
+	int aff_cpu;	    /* where co-located threads and the tracer run, -1 */
+	int aff_n;	    /* threads co-located */
+	int aff_rate_n;	    /* ... of them for their stop rate */
+	cpu_set_t aff_self; /* the tracer's own mask */
+	timer_t aff_timer;  /* the rate check, while aff_rate_n */
+	int aff_timer_made;
 };
 
 /* ptrace_engine.c: the tables of threads and processes, the queue of
@@ -216,6 +236,16 @@ int _stp_pt_frames_copy(struct _stp_pt_thread *to, const struct _stp_pt_thread *
 int _stp_pt_leave_scratch(struct _stp_pt_thread *t);
 void _stp_pt_drop_unmapped(struct _stp_pt_thread *t);
 void _stp_pt_fault_in_slot(struct _stp_pt_thread *t, int sig);
+
+/* ptrace_affinity.c */
+void _stp_pt_aff_session(struct _stp_pt_session *s);
+void _stp_pt_aff_session_end(struct _stp_pt_session *s);
+void _stp_pt_aff_stop(struct _stp_pt_thread *t);
+void _stp_pt_aff_check(struct _stp_pt_session *s);
+void _stp_pt_aff_child(struct _stp_pt_thread *t, pid_t child);
+void _stp_pt_aff_unpin(struct _stp_pt_thread *t);
+void _stp_pt_aff_drop(struct _stp_pt_thread *t);
+void _stp_pt_aff_exec(struct _stp_pt_thread *t);
 
 /* ptrace_step.c */
 int _stp_pt_step_trap(struct _stp_pt_thread *t);

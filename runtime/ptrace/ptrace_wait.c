@@ -183,6 +183,7 @@ void _stp_pt_ev_child(struct _stp_pt_thread *t, int ev)
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) < 0 || msg == 0)
 		return;
+	_stp_pt_aff_child(t, (pid_t)msg); /* not the pin it inherited */
 	if (ev == PTRACE_EVENT_CLONE && read_tgid((pid_t)msg) != parent->pid &&
 	    read_tgid((pid_t)msg) != -1)
 		ev = PTRACE_EVENT_FORK; /* clone() of a process, not a thread */
@@ -245,6 +246,7 @@ void _stp_pt_ev_exec(struct _stp_pt_thread *t)
 
 	/* the other threads are gone; if a non-leader exec'd, it now has the
 	 * leader's tid, and the leader's record is reused */
+	_stp_pt_aff_exec(t);
 	for (o = p->threads; o; o = next) {
 		next = o->next;
 		if (o != t)
@@ -375,6 +377,8 @@ void _stp_pt_process_stop(struct _stp_pt_thread *t, int st)
 	s->stats.stops++;
 	t->state = PT_STOPPED;
 	t->regs_valid = 0;
+	if (!s->detaching)
+		_stp_pt_aff_stop(t);
 	if (t->hooks && t->hooks->stop && !s->detaching && t->hooks->stop(t, st, t->hooks_data)) {
 		_stp_pt_resume_thread(t);
 		return;
@@ -505,6 +509,7 @@ int _stp_pt_dispatch(struct _stp_pt_session *s)
 		_stp_pt_on_wait(s, pid, st);
 		n++;
 	}
+	_stp_pt_aff_check(s);
 	return n;
 }
 
