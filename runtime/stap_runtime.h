@@ -312,6 +312,9 @@ struct _stp_module {
 
 /* The symbol staprun looks up in the compiled object. */
 #define STP_MODULE_SYMBOL "_stp_module_info"
+/* And, optionally (an int: -D STP_CPU_AFFINITY, -1 if not given), the CPU
+ * affinity policy of the ptrace engine (doc/cpu-affinity.md). */
+#define STP_CPU_AFFINITY_SYMBOL "_stp_module_cpu_affinity"
 
 /* Run a loaded module until it ends; returns staprun's exit status.
  * opts: output file (-o), timeout (-T), target command/pid (-c/-x). */

@@ -321,6 +321,13 @@ static void report_engine(const struct _stp_run_options *o)
 		(unsigned long long)st.stops, (unsigned long long)st.hits,
 		(unsigned long long)st.returns, (unsigned long long)st.emulated,
 		(unsigned long long)st.stepped, (unsigned long long)st.errors);
+	struct _stp_pt_affinity_stats as;
+	_stp_pt_get_affinity_stats(&as);
+	fprintf(stderr,
+		"ptrace: cpu affinity %s (-D STP_CPU_AFFINITY=%d): %llu times a thread on staprun's "
+		"CPU, %llu times its own CPUs back\n",
+		_stp_pt_affinity_name(as.policy), as.policy, (unsigned long long)as.colocated,
+		(unsigned long long)as.restored);
 }
 
 int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)

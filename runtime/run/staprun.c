@@ -12,6 +12,7 @@
 #include "lang/stp_internal.h"
 #include "lang/debug.h"
 #include "sigstate.h"
+#include "ptrace/ptrace_engine.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -295,6 +296,11 @@ int main(int argc, char **argv)
 		if (handle)
 			dlclose(handle);
 		return 1;
+	}
+	{
+		/* -D STP_CPU_AFFINITY (objects built before it have none) */
+		const int *aff = dlsym(handle, STP_CPU_AFFINITY_SYMBOL);
+		_stp_pt_affinity_default(aff ? *aff : -1);
 	}
 	if (o.verbose)
 		fprintf(stderr, "staprun: running %s\n",
