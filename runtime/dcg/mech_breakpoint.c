@@ -130,11 +130,14 @@ int _stp_dcg_on_site(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *da
 	if (!fl) {
 		/* a fork child's copy, or left over: not wanted any more */
 		dcg_n_other++;
+		_stp_pt_stop_uncounted(t);
 		_stp_pt_probe_remove(_stp_pt_thread_proc(t), p);
 		return 0;
 	}
 	if (!d || !d->on || d->pid != _stp_pt_pid(t)) {
+		/* a thread not traced keeps its CPUs */
 		dcg_n_other++;
+		_stp_pt_stop_uncounted(t);
 		return 0;
 	}
 	dcg_n_stops++;

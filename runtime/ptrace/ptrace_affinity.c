@@ -274,10 +274,24 @@ void _stp_pt_aff_stop(struct _stp_pt_thread *t)
 	if (++t->aff_win_stops < AFF_PIN_STOPS)
 		return;
 	now = mono_ns();
-	if (now - t->aff_win_ns <= AFF_PIN_NS && !t->aff_failed && pin(t, 0) < 0)
-		t->aff_failed = 1;
+	if (now - t->aff_win_ns <= AFF_PIN_NS && !t->aff_failed) {
+		if (pin(t, 0) < 0)
+			t->aff_failed = 1;
+		else
+			t->aff_pin_stop = t->aff_stops;
+	}
 	t->aff_win_ns = now;
 	t->aff_win_stops = 0;
+}
+
+void _stp_pt_stop_uncounted(struct _stp_pt_thread *t)
+{
+	if (t->aff_win_stops)
+		t->aff_win_stops--;
+	if (t->aff_by_rate && t->aff_pin_stop == t->aff_stops)
+		_stp_pt_aff_unpin(t); /* pinned at this very stop */
+	if (t->aff_stops)
+		t->aff_stops--;
 }
 
 /* The periodic check: threads pinned for a rate they no longer have. */

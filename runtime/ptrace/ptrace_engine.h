@@ -327,6 +327,10 @@ const char *_stp_pt_affinity_name(int policy);
  * own mask back (0; not under `always`). 0, or -errno when its mask or
  * the tracer's allows no common CPU (nothing changed then). */
 int _stp_pt_colocate(struct _stp_pt_thread *t, int on);
+/* In a handler: this stop of t does not count toward its stop rate (a
+ * thread meeting breakpoints placed for another: made faster by sharing
+ * the tracer's CPU, it would lose its own). */
+void _stp_pt_stop_uncounted(struct _stp_pt_thread *t);
 struct _stp_pt_affinity_stats {
 	int policy;
 	uint64_t colocated; /* times a thread was put on the tracer's CPU */

@@ -114,6 +114,7 @@ struct _stp_pt_thread {
 	int aff_by_rate;      /* pinned for its stop rate */
 	int aff_failed;	      /* could not be pinned: not tried again */
 	uint64_t aff_stops;   /* stops seen */
+	uint64_t aff_pin_stop; /* aff_stops when pinned for its rate */
 	unsigned aff_win_stops;
 	int64_t aff_win_ns;		      /* the rate window's start */
 	int64_t aff_check_ns;		      /* the last rate check */

@@ -324,8 +324,8 @@ static void report_engine(const struct _stp_run_options *o)
 	struct _stp_pt_affinity_stats as;
 	_stp_pt_get_affinity_stats(&as);
 	fprintf(stderr,
-		"ptrace: cpu affinity %s (-D STP_CPU_AFFINITY=%d): %llu times a thread on staprun's "
-		"CPU, %llu times its own CPUs back\n",
+		"ptrace: cpu affinity %s (-D STP_CPU_AFFINITY=%d): threads put on staprun's CPU "
+		"%llu, given their own CPUs back %llu\n",
 		_stp_pt_affinity_name(as.policy), as.policy, (unsigned long long)as.colocated,
 		(unsigned long long)as.restored);
 }
