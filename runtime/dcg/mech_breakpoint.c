@@ -209,17 +209,13 @@ static void bp_report(char *how, size_t len)
 {
 	uint64_t rearms = 0, sites = _stp_dcg_sites_placed(&rearms);
 
-	const char *aff = _stp_pt_affinity_name(_stp_pt_affinity_policy());
-
 	if (rearms)
 		snprintf(how, len,
 			 " (int3 at %" PRIu64 " calls, returns and jumps, armed again %" PRIu64
-			 " times; cpu affinity %s)",
-			 sites, rearms, aff);
+			 " times)",
+			 sites, rearms);
 	else
-		snprintf(how, len,
-			 " (int3 at %" PRIu64 " calls, returns and jumps; cpu affinity %s)", sites,
-			 aff);
+		snprintf(how, len, " (int3 at %" PRIu64 " calls, returns and jumps)", sites);
 }
 
 const struct dcg_mech dcg_mech_breakpoint = {

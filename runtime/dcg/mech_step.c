@@ -129,16 +129,14 @@ static void block_report(char *how, size_t len)
 {
 	if (btf == -2)
 		btf = _stp_pt_blockstep_honoured();
-	snprintf(how, len, " (%s; cpu affinity %s)",
-		 btf == 1 ? "BTF honoured: stops at taken branches"
-			  : "BTF not honoured: stops after every instruction",
-		 _stp_pt_affinity_name(_stp_pt_affinity_policy()));
+	snprintf(how, len, "%s",
+		 btf == 1 ? " (BTF honoured: stops at taken branches)"
+			  : " (BTF not honoured: stops after every instruction)");
 }
 
 static void insn_report(char *how, size_t len)
 {
-	snprintf(how, len, " (stops after every instruction; cpu affinity %s)",
-		 _stp_pt_affinity_name(_stp_pt_affinity_policy()));
+	snprintf(how, len, " (stops after every instruction)");
 }
 
 const struct dcg_mech dcg_mech_blockstep = {
