@@ -23,10 +23,10 @@
 #include <sys/ptrace.h>
 #include <time.h>
 
-#define AFF_PIN_STOPS 16		/* ... within */
-#define AFF_PIN_NS (10 * 1000000LL)	/* 1600 stops a second */
-#define AFF_CHECK_NS (50 * 1000000LL)	/* the rate check's period */
-#define AFF_KEEP_PER_S 400		/* pinned for its rate: kept above this */
+#define AFF_PIN_STOPS 16	      /* ... within */
+#define AFF_PIN_NS (10 * 1000000LL)   /* 1600 stops a second */
+#define AFF_CHECK_NS (50 * 1000000LL) /* the rate check's period */
+#define AFF_KEEP_PER_S 400	      /* pinned for its rate: kept above this */
 
 static int default_policy = -1;
 static struct _stp_pt_affinity_stats totals;

@@ -109,16 +109,16 @@ struct _stp_pt_thread {
 	uint64_t *cur_frame_data;
 	uint64_t probe_point;
 	/* CPU affinity (ptrace_affinity.c) */
-	cpu_set_t *aff_saved; /* co-located: its own mask, else NULL */
-	int aff_forced;	      /* asked for (_stp_pt_colocate) */
-	int aff_by_rate;      /* pinned for its stop rate */
-	int aff_failed;	      /* could not be pinned: not tried again */
-	uint64_t aff_stops;   /* stops seen */
+	cpu_set_t *aff_saved;  /* co-located: its own mask, else NULL */
+	int aff_forced;	       /* asked for (_stp_pt_colocate) */
+	int aff_by_rate;       /* pinned for its stop rate */
+	int aff_failed;	       /* could not be pinned: not tried again */
+	uint64_t aff_stops;    /* stops seen */
 	uint64_t aff_pin_stop; /* aff_stops when pinned for its rate */
 	unsigned aff_win_stops;
-	int64_t aff_win_ns;		      /* the rate window's start */
-	int64_t aff_check_ns;		      /* the last rate check */
-	uint64_t aff_check_stops;	      /* aff_stops then */
+	int64_t aff_win_ns;	  /* the rate window's start */
+	int64_t aff_check_ns;	  /* the last rate check */
+	uint64_t aff_check_stops; /* aff_stops then */
 	/* a mechanism running the thread from translated code */
 	const struct _stp_pt_thread_hooks *hooks;
 	void *hooks_data;
