@@ -8,6 +8,9 @@
  *   affinity own      the same, but region() sets its mask to one CPU
  *                     other than the one it is on ("set N"), which "after"
  *                     must show
+ *   affinity fork     in region(), a fork child prints "forked LIST"; then
+ *                     region() execs "affinity execd", which prints
+ *                     "execd LIST" (the image after an exec is not traced)
  *   affinity gone     a thread traced in region() exits there: the main
  *                     thread prints "tracer" before and after it
  *   affinity hits     tiny() (an ordinary probe) until this thread is on
@@ -22,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *mode;
@@ -110,6 +114,16 @@ __attribute__((noinline)) void region(pid_t other_tid)
 	pthread_join(th, NULL);
 	if (!strcmp(mode, "own"))
 		own_mask();
+	if (!strcmp(mode, "fork")) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			say("forked", getpid(), getpid());
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+		execl("/proc/self/exe", "affinity", "execd", (char *)NULL);
+		printf("exec failed\n");
+	}
 }
 
 static void *traced_thread(void *arg)
@@ -125,6 +139,11 @@ int main(int argc, char **argv)
 	pid_t other_tid = 0;
 
 	mode = argc > 1 ? argv[1] : "cg";
+	if (!strcmp(mode, "execd")) {
+		say("execd", getpid(), gettid_());
+		say("tracer", getppid(), getppid());
+		return 0;
+	}
 	if (!strcmp(mode, "loop")) {
 		printf("ready\n");
 		fflush(stdout);
