@@ -44,7 +44,9 @@ if [ ! -x "$stap" ]; then
 fi
 # both runs start at libc's __libc_start_call_main, a local symbol: in
 # libc's debug file (Debian: libc6-dbg)
-libc=$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ { print $NF; exit }')
+# (awk reads it all: leaving early, it would kill ldconfig by SIGPIPE,
+# which pipefail makes this script's end)
+libc=$(ldconfig -p | awk '$1 == "libc.so.6" && /x86-64/ && !f { f = $NF } END { print f }')
 id=$(readelf -n "$libc" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -1)
 if ! { nm "$libc" 2>/dev/null; [ -n "$id" ] && nm "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" 2>/dev/null; } |
 	grep -c ' __libc_start_call_main$' >/dev/null; then
