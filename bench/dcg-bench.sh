@@ -171,17 +171,26 @@ fi
 m_row() {
 	row "  $1" "$2 ns${mm:+ ($mech: $(calc %.2f "$mm / $2") of it)}"
 }
-if ! command -v valgrind >/dev/null; then
-	row "  callgrind" "skipped: valgrind not installed"
+# why callgrind or uftrace cannot run here (nothing: they can); the -pg
+# build for uftrace is made once
+cg_skip() { command -v valgrind >/dev/null || echo "valgrind not installed"; }
+uf_skip() {
+	if ! command -v uftrace >/dev/null; then
+		echo "uftrace not installed (apt-get install uftrace)"
+	elif [ ! -x "$prog-pg" ] &&
+		! ${CC:-gcc} -O2 -g -pg -pthread -o "$prog-pg" "$top/bench/bench-dcg.c" 2>"$tmp/err"; then
+		echo "no -pg build ($(why))"
+	fi
+}
+if [ -n "$(cg_skip)" ]; then
+	row "  callgrind" "skipped: $(cg_skip)"
 elif mc=$(marginal m_cg); then
 	m_row callgrind "$mc"
 else
 	row "  callgrind" "skipped: valgrind failed ($(why))"
 fi
-if ! command -v uftrace >/dev/null; then
-	row "  uftrace (-pg)" "skipped: uftrace not installed"
-elif ! ${CC:-gcc} -O2 -g -pg -pthread -o "$prog-pg" "$top/bench/bench-dcg.c" 2>"$tmp/err"; then
-	row "  uftrace (-pg)" "skipped: no -pg build ($(why))"
+if [ -n "$(uf_skip)" ]; then
+	row "  uftrace (-pg)" "skipped: $(uf_skip)"
 elif mu=$(marginal m_uf); then
 	m_row "uftrace (-pg)" "$mu"
 else
@@ -239,8 +248,8 @@ best() {
 	done
 }
 nb=$(base "$calls")
-if ! command -v valgrind >/dev/null; then
-	row "callgrind region slowdown" "skipped: valgrind not installed"
+if [ -n "$(cg_skip)" ]; then
+	row "callgrind region slowdown" "skipped: $(cg_skip)"
 elif best valgrind --tool=callgrind --collect-atstart=no --toggle-collect=region \
 	--callgrind-out-file=/dev/null "$prog" single "$calls" 1 $warm; then
 	row "callgrind region slowdown ($calls calls)" "$(times "$(calc %f "$best / $nb")")"
@@ -248,10 +257,8 @@ else
 	row "callgrind region slowdown" "skipped: valgrind failed ($(why))"
 fi
 
-if ! command -v uftrace >/dev/null; then
-	row "uftrace region slowdown" "skipped: uftrace not installed (apt-get install uftrace)"
-elif ! ${CC:-gcc} -O2 -g -pg -pthread -o "$prog-pg" "$top/bench/bench-dcg.c" 2>"$tmp/err"; then
-	row "uftrace region slowdown" "skipped: no -pg build ($(why))"
+if [ -n "$(uf_skip)" ]; then
+	row "uftrace region slowdown" "skipped: $(uf_skip)"
 elif best uftrace record -d "$tmp/uftrace.data" "$prog-pg" single "$calls" 1 $warm; then
 	row "uftrace (-pg) region slowdown ($calls calls)" "$(times "$(calc %f "$best / $nb")")"
 else
