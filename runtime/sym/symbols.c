@@ -25,8 +25,9 @@ struct symentry {
 	struct _stp_syminfo info;
 	char *module, *modpath, *name, *file; /* owned copies */
 	int line_done;			      /* file/line looked up (lazily: it reads DWARF) */
-	char *cgname; /* _stp_sym_cgname's text, made at its first call (the
-		       * call graph names every record) */
+	/* _stp_sym_cgname's text, made at its first call (the call graph
+	 * names every record) */
+	char *cgname;
 	size_t cglen;
 };
 
@@ -413,7 +414,8 @@ static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, 
 size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
 {
 	const struct _stp_syminfo *i = _stp_sym_lookup(st, addr);
-	struct symentry *e = i ? (struct symentry *)((char *)i - offsetof(struct symentry, info)) : NULL;
+	struct symentry *e =
+	    i ? (struct symentry *)((char *)i - offsetof(struct symentry, info)) : NULL;
 
 	/* made whole (C++ names may be kilobytes long) */
 	for (size_t cap = 256; e && !e->cgname && cap <= ((size_t)1 << 24); cap *= 2) {
