@@ -48,6 +48,7 @@ fail() {
 	exit 1
 }
 row() { printf "%-44s %s\n" "$1:" "$2"; }
+why() { tail -1 "$tmp/err" | cut -c1-100; }
 
 # the untraced region: the fastest of 300 runs of region(N)
 base() {
@@ -123,6 +124,79 @@ row "time per dcg stop / ptrace stop" \
 	"$(calc %.1f "$per_call * $ncalls / $stops / $stop_ns")"
 row "traced region slowdown" "$(times "$(calc %f "$traced / $b")")"
 
+# The marginal cost of a traced call+return: regions of $m_small and
+# $m_big calls (switch-on and switch-off cancel), the best of $rounds
+# runs each, for the mechanism (when a big region takes under a minute:
+# translate), a native run, callgrind and uftrace (-pg) alike.
+m_small=${BENCH_MARGINAL_SMALL:-100000}
+m_big=${BENCH_MARGINAL_BIG:-1000000}
+# region_ns of "CMD... N" (CMD prints the program's output): best of $rounds
+mregion() {
+	local n=$1 t b=""
+	shift
+	for ((r = 0; r < rounds; r++)); do
+		"$@" "$n" >"$tmp/mout" 2>"$tmp/err" || return 1
+		t=$(val region_ns "$tmp/mout")
+		[ -n "$t" ] || return 1
+		b=$(min "$b" "$t")
+	done
+	echo "$b"
+}
+# marginal ns per call of CMD...
+marginal() {
+	local a z
+	a=$(mregion "$m_small" "$@") && z=$(mregion "$m_big" "$@") || return 1
+	calc %.1f "($z - $a) / ($m_big - $m_small)"
+}
+m_native() { "$prog" single "$1" 1 $warm; }
+m_dcg() { "$stap" -o "$tmp/tree" "$tmp/dcg.stp" "$prog" -c "$prog single $1 1 $warm"; }
+m_cg() {
+	valgrind --tool=callgrind --collect-atstart=no --toggle-collect=region \
+		--callgrind-out-file=/dev/null "$prog" single "$1" 1 $warm
+}
+m_uf() { uftrace record -d "$tmp/uftrace.data" "$prog-pg" single "$1" 1 $warm; }
+echo "marginal cost per call+return (regions of $m_small and $m_big calls):"
+mn=$(marginal m_native) || fail "untraced runs failed"
+row "  native" "$mn ns"
+mm=""
+if [ "$est_ns" -gt 60000 ]; then # 10^6 calls would take over a minute
+	row "  $mech" "skipped: about $((est_ns / 1000)) us per call"
+elif mm=$(marginal m_dcg); then
+	row "  $mech" "$mm ns = $(times "$(calc %f "$mm / ($mn > 0 ? $mn : 0.1)")") native"
+else
+	mm=""
+	row "  $mech" "skipped: stap failed ($(why))"
+fi
+# $1 the tracer, $2 its marginal ns: the row, with the mechanism's share
+m_row() {
+	row "  $1" "$2 ns${mm:+ ($mech: $(calc %.2f "$mm / $2") of it)}"
+}
+# why callgrind or uftrace cannot run here (nothing: they can); the -pg
+# build for uftrace is made once
+cg_skip() { command -v valgrind >/dev/null || echo "valgrind not installed"; }
+uf_skip() {
+	if ! command -v uftrace >/dev/null; then
+		echo "uftrace not installed (apt-get install uftrace)"
+	elif [ ! -x "$prog-pg" ] &&
+		! ${CC:-gcc} -O2 -g -pg -pthread -o "$prog-pg" "$top/bench/bench-dcg.c" 2>"$tmp/err"; then
+		echo "no -pg build ($(why))"
+	fi
+}
+if [ -n "$(cg_skip)" ]; then
+	row "  callgrind" "skipped: $(cg_skip)"
+elif mc=$(marginal m_cg); then
+	m_row callgrind "$mc"
+else
+	row "  callgrind" "skipped: valgrind failed ($(why))"
+fi
+if [ -n "$(uf_skip)" ]; then
+	row "  uftrace (-pg)" "skipped: $(uf_skip)"
+elif mu=$(marginal m_uf); then
+	m_row "uftrace (-pg)" "$mu"
+else
+	row "  uftrace (-pg)" "skipped: uftrace record failed ($(why))"
+fi
+
 # an untraced second thread: its speed while thread 1 is in the traced
 # region against its speed while thread 1 sleeps, in the same run (sleeps
 # and traced regions of n/4 calls alternate, 4 of each); the mean of
@@ -173,10 +247,9 @@ best() {
 		best=$(min "$best" "$(val region_ns "$tmp/out")")
 	done
 }
-why() { tail -1 "$tmp/err" | cut -c1-100; }
 nb=$(base "$calls")
-if ! command -v valgrind >/dev/null; then
-	row "callgrind region slowdown" "skipped: valgrind not installed"
+if [ -n "$(cg_skip)" ]; then
+	row "callgrind region slowdown" "skipped: $(cg_skip)"
 elif best valgrind --tool=callgrind --collect-atstart=no --toggle-collect=region \
 	--callgrind-out-file=/dev/null "$prog" single "$calls" 1 $warm; then
 	row "callgrind region slowdown ($calls calls)" "$(times "$(calc %f "$best / $nb")")"
@@ -184,10 +257,8 @@ else
 	row "callgrind region slowdown" "skipped: valgrind failed ($(why))"
 fi
 
-if ! command -v uftrace >/dev/null; then
-	row "uftrace region slowdown" "skipped: uftrace not installed (apt-get install uftrace)"
-elif ! ${CC:-gcc} -O2 -g -pg -pthread -o "$prog-pg" "$top/bench/bench-dcg.c" 2>"$tmp/err"; then
-	row "uftrace region slowdown" "skipped: no -pg build ($(why))"
+if [ -n "$(uf_skip)" ]; then
+	row "uftrace region slowdown" "skipped: $(uf_skip)"
 elif best uftrace record -d "$tmp/uftrace.data" "$prog-pg" single "$calls" 1 $warm; then
 	row "uftrace (-pg) region slowdown ($calls calls)" "$(times "$(calc %f "$best / $nb")")"
 else

@@ -39,6 +39,8 @@ static const struct dcg_mech *const mechs[] = {
 #define NMECHS (sizeof mechs / sizeof *mechs)
 
 static const struct dcg_mech *mech; /* of this run, once chosen */
+/* For -v: how it was chosen, and what auto passed over, with why. */
+static char how_chosen[512];
 
 int64_t dcg_now_ns(void)
 {
@@ -55,10 +57,13 @@ const struct dcg_mech *dcg_mech_named(const char *name)
 	return NULL;
 }
 
-/* auto: the usable mechanism of the lowest rank. */
+/* auto: the usable mechanism of the lowest rank; what it passed over
+ * goes to how_chosen. */
 static const struct dcg_mech *pick_auto(void)
 {
 	char why[256];
+	const size_t head = (size_t)snprintf(how_chosen, sizeof how_chosen, "chosen by auto");
+	size_t n = head;
 
 	for (int rank = 1; rank <= 16; rank++)
 		for (size_t i = 0; i < NMECHS; i++) {
@@ -66,11 +71,20 @@ static const struct dcg_mech *pick_auto(void)
 			if (m->auto_rank != rank)
 				continue;
 			why[0] = '\0';
-			if (!m->usable || m->usable(why, sizeof why))
+			if (!m->usable || m->usable(why, sizeof why)) {
+				if (n < sizeof how_chosen && m->usable)
+					snprintf(how_chosen + n, sizeof how_chosen - n,
+						 "%s%s's self-test passed", n > head ? ", " : ": ",
+						 m->name);
 				return m;
+			}
 			_stp_dbg(STP_DBG_DCG, 1, "auto: %s cannot run here: %s", m->name, why);
+			if (n < sizeof how_chosen)
+				n += (size_t)snprintf(how_chosen + n, sizeof how_chosen - n,
+						      "%s%s cannot run here (%s)",
+						      n > head ? ", " : ": ", m->name, why);
 		}
-	return mechs[0];
+	return &dcg_mech_breakpoint;
 }
 
 const struct dcg_mech *dcg_mech_pick(const char *m)
@@ -82,6 +96,8 @@ const struct dcg_mech *dcg_mech_pick(const char *m)
 	if (env && *env)
 		m = env;
 	if ((mech = dcg_mech_named(m))) {
+		snprintf(how_chosen, sizeof how_chosen, "chosen by %s",
+			 env && *env ? "STAP_DCG_MECHANISM" : "-D STP_DCG_MECHANISM");
 		_stp_dbg(STP_DBG_DCG, 1, "mechanism %s (chosen)", mech->name);
 		return mech;
 	}
@@ -251,7 +267,7 @@ static void report(void)
 	if (dcg_n_other)
 		fprintf(stderr, "; %" PRIu64 " stops of other threads at its breakpoints",
 			dcg_n_other);
-	fputc('\n', stderr);
+	fprintf(stderr, "; %s\n", how_chosen);
 }
 
 void _stp_dcg_finish(int verbose)
@@ -284,6 +300,7 @@ void _stp_dcg_finish(int verbose)
 	dcg_nleaf = dcg_nexcl = 0;
 	dcg_max_depth = -1;
 	mech = NULL;
+	how_chosen[0] = '\0';
 	dcg_probes_reset();
 	dcg_records_finish();
 	dcg_n_stops = dcg_n_calls = dcg_n_rets = dcg_n_other = 0;

@@ -220,7 +220,7 @@ static void bp_report(char *how, size_t len)
 
 const struct dcg_mech dcg_mech_breakpoint = {
     .name = "breakpoint",
-    .auto_rank = 2,
+    .auto_rank = 3,
     .thread_on = bp_on,
     .thread_off = bp_off,
     .mem_changed = bp_mem_changed,

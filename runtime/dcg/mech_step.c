@@ -141,7 +141,7 @@ static void insn_report(char *how, size_t len)
 
 const struct dcg_mech dcg_mech_blockstep = {
     .name = "blockstep",
-    .auto_rank = 1,
+    .auto_rank = 2,
     .usable = block_usable,
     .thread_on = block_on,
     .thread_off = step_off,

@@ -216,6 +216,33 @@ static int proc_known(struct dthread *d)
 	return 0;
 }
 
+/* The thread will not be translated: breakpoint traces it from pc. */
+static int hand_over(struct dthread *d, uint64_t pc, const char *why)
+{
+	if (!fallbacks++)
+		snprintf(fallback_why, sizeof fallback_why, "%s", why);
+	_stp_dbg(STP_DBG_DCG, 1, "thread %d: not translated: %s", (int)d->tid, why);
+	return dcg_mech_switch(d, &dcg_mech_breakpoint, pc);
+}
+
+/* A CET shadow stack (kernels from 6.6 list it in the status file): its
+ * returns check the real return addresses, which the engine keeps, but
+ * the translated returns are jumps the shadow stack never sees. */
+static int shadow_stack(pid_t tid)
+{
+	char path[64], line[256];
+	int on = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "x86_Thread_features:", 20) && strstr(line + 20, "shstk"))
+			on = 1;
+	if (f)
+		fclose(f);
+	return on;
+}
+
 static int xl_on(struct dthread *d, uint64_t pc)
 {
 	static const struct _stp_xl_ops ops = {func_of, on_records, on_fallback};
@@ -233,6 +260,8 @@ static int xl_on(struct dthread *d, uint64_t pc)
 		return -EBUSY;
 	if (!X && !(X = _stp_xl_new(NULL, &ops, NULL, NULL)))
 		return -ENOMEM;
+	if (!x && shadow_stack(d->tid))
+		return hand_over(d, pc, "a CET shadow stack is enabled");
 	if (!x) {
 		struct xthread *v = realloc(xts, (nxts + 1) * sizeof *v);
 		if (!v)
@@ -244,13 +273,14 @@ static int xl_on(struct dthread *d, uint64_t pc)
 	if ((rc = proc_known(d)) < 0)
 		return rc;
 	rc = _stp_xl_thread_on(X, d->t);
-	if (rc == -EBUSY) { /* the cap on translated threads */
-		if (!fallbacks++)
-			snprintf(fallback_why, sizeof fallback_why, "too many translated threads");
-		return dcg_mech_switch(d, &dcg_mech_breakpoint, pc);
+	if (rc == -EBUSY) /* the cap on translated threads */
+		return hand_over(d, pc, "too many translated threads");
+	if (rc < 0) { /* the target's sandbox forbids a system call, no memory */
+		char why[96];
+		snprintf(why, sizeof why, "cannot set up the engine in the process: %s",
+			 strerror(-rc));
+		return hand_over(d, pc, why);
 	}
-	if (rc < 0)
-		return rc;
 	x->on = 1;
 	return 0;
 }
@@ -353,6 +383,7 @@ static void xl_finish(void)
 
 const struct dcg_mech dcg_mech_translate = {
     .name = "translate",
+    .auto_rank = 1,
     .usable = _stp_xl_usable,
     .thread_on = xl_on,
     .thread_off = xl_off,

@@ -25,6 +25,10 @@ struct symentry {
 	struct _stp_syminfo info;
 	char *module, *modpath, *name, *file; /* owned copies */
 	int line_done;			      /* file/line looked up (lazily: it reads DWARF) */
+	/* _stp_sym_cgname's text, made at its first call (the call graph
+	 * names every record) */
+	char *cgname;
+	size_t cglen;
 };
 
 struct _stp_symtab {
@@ -56,6 +60,7 @@ static void entry_free(struct symentry *e)
 	free(e->modpath);
 	free(e->name);
 	free(e->file);
+	free(e->cgname);
 	free(e);
 }
 
@@ -404,9 +409,40 @@ size_t _stp_sym_umodname(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 	return put(buf, len, snprintf(buf, len, "%s", i && i->module ? i->module : "<unknown>"));
 }
 
+static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, size_t len);
+
 size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
 {
 	const struct _stp_syminfo *i = _stp_sym_lookup(st, addr);
+	struct symentry *e =
+	    i ? (struct symentry *)((char *)i - offsetof(struct symentry, info)) : NULL;
+
+	/* made whole (C++ names may be kilobytes long) */
+	for (size_t cap = 256; e && !e->cgname && cap <= ((size_t)1 << 24); cap *= 2) {
+		char *v = malloc(cap);
+		size_t n = v ? cgname_of(i, addr, v, cap) : 0;
+		if (!v)
+			break;
+		if (n + 1 < cap) {
+			e->cgname = v;
+			e->cglen = n;
+		} else {
+			free(v);
+		}
+	}
+	if (!e || !e->cgname)
+		return cgname_of(i, addr, buf, len);
+	/* as put: what fits, and its length */
+	if (len) {
+		size_t n = e->cglen < len ? e->cglen : len - 1;
+		memcpy(buf, e->cgname, n);
+		buf[n] = '\0';
+	}
+	return e->cglen < len ? e->cglen : (len ? len - 1 : 0);
+}
+
+static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, size_t len)
+{
 	char off[32] = "";
 
 	if (!i || !i->module)

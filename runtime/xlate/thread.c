@@ -14,6 +14,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 int _stp_xl_debug_on;
@@ -532,6 +533,14 @@ int _stp_xl_usable(char *why, size_t len)
 			 (long long)(best / 200));
 		return 0;
 	}
+	/* the shared memory is a memfd made in the target, which a program
+	 * started by us (-c) gets from staprun's own sandbox (seccomp) */
+	int fd = memfd_create("ustap-selftest", MFD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, len, "memfd_create fails here: %s", strerror(errno));
+		return 0;
+	}
+	close(fd);
 	return 1;
 }
 
