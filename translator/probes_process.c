@@ -24,6 +24,7 @@
 #include "probes_process.h"
 #include "run/shellcmd.h"
 #include "proc_image.h"
+#include "proc_paths.h"
 
 /* Opened modules live for the whole run (target variables need them). */
 static struct vec mods; /* struct dwq_mod * */
@@ -142,6 +143,22 @@ static char *point_executable(struct elab *c, struct probe_component *c0, int *a
 	}
 	*any = 1;
 	return NULL;
+}
+
+/* Is PATH the program the -c command or the -x process runs? */
+static int is_target_program(const struct session *s, const char *path)
+{
+	char msg[DWQ_ERRLEN], *p = NULL;
+	if (s->target_cmd) {
+		char *prog = command_program(s->target_cmd);
+		p = dwq_find_executable(prog, msg, sizeof msg);
+		free(prog);
+	} else if (s->target_pid) {
+		p = proc_exe_path(s->target_pid);
+	}
+	int same = p && !strcmp(p, path);
+	free(p);
+	return same;
 }
 
 const char *proc_lib_arg(const struct probe_point *pp)
@@ -281,7 +298,12 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 		return pp_fail(err, c0->tok, "process.%s probes need a path, -c CMD or -x PID",
 			       what);
 	struct pp_at sub = {c, pp, 1, exe, NULL};
-	return k->resolve(&sub, dp, err);
+	enum pp_result r = k->resolve(&sub, dp, err);
+	/* a library named as the process: probed in every traced process
+	 * that maps it (unless it is what the target runs) */
+	if (r == PP_OK && proc_path_is_library(exe) && !is_target_program(s, exe))
+		proc_as_library(dp);
+	return r;
 }
 
 /* ---- the process's own kinds: .begin, .end (and the end of .thread,

@@ -163,7 +163,8 @@ static int module_matches(const struct _stp_probe *p, const struct pstate *ps)
 /* Is probe p for the process of ps? */
 int _stp_proc_matches(const struct _stp_probe *p, const struct pstate *ps)
 {
-	if (ps->launcher && (!p->module || !*p->module))
+	/* a library of any process (process("LIB")): the launcher's too */
+	if (ps->launcher && (!p->module || !*p->module) && !p->library)
 		return 0;
 	return module_matches(p, ps);
 }

@@ -1,0 +1,109 @@
+/* How process("PATH") paths are taken (proc_paths.h): a shared library
+ * named as the process, and wildcards in the path. */
+#include "proc_paths.h"
+#include "probe_kinds.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <glob.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A shared object that is not a program: ET_DYN with a DT_SONAME, or
+ * without a PT_INTERP (a PIE has an interpreter and no soname; libc.so.6
+ * has both and is a library; ld.so has neither). */
+static int elf_is_library(Elf *e)
+{
+	GElf_Ehdr eh;
+	size_t n = 0;
+	int interp = 0, soname = 0;
+
+	if (!gelf_getehdr(e, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(e, &n) != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+			interp = 1;
+	}
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_SONAME)
+				soname = 1;
+		}
+	}
+	return soname || !interp;
+}
+
+int proc_path_is_library(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), lib = 0;
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF)
+		lib = elf_is_library(e);
+	if (e)
+		elf_end(e);
+	close(fd);
+	return lib;
+}
+
+void proc_as_library(struct derived_probe *dp)
+{
+	for (struct derived_probe *d = dp; d; d = d->more) {
+		if (!(pk_of(d)->flags & PKF_AT_ADDRESS) || d->library || !d->module)
+			continue;
+		d->library = d->module;
+		d->module = NULL;
+	}
+}
+
+int proc_path_has_glob(const char *path)
+{
+	return strpbrk(path, "*?[") != NULL;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int proc_glob(const char *pattern, struct vec *out)
+{
+	glob_t g;
+	int rc = glob(pattern, 0, NULL, &g);
+
+	if (rc != 0) {
+		if (rc != GLOB_NOMATCH)
+			globfree(&g);
+		return rc;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char real[PATH_MAX];
+		struct stat st;
+		int dup = 0;
+		if (!realpath(g.gl_pathv[i], real) || stat(real, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		for (int j = 0; j < out->n && !dup; j++)
+			dup = !strcmp(out->v[j], real);
+		if (!dup)
+			vec_push(out, xstrdup(real));
+	}
+	globfree(&g);
+	qsort(out->v, (size_t)out->n, sizeof *out->v, cmp_str);
+	return 0;
+}
