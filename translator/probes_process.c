@@ -15,6 +15,8 @@
  * (.insn, .data, ...) are not supported yet and say so. */
 #include <gelf.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +187,67 @@ const char *proc_pp_prefix(const char *exe, const char *lib, char *buf, size_t l
 	return buf;
 }
 
+/* One probe point for each file FILES has (a wildcard's matches): as
+ * SystemTap, those that resolve give probes, the others are left out,
+ * and "no match" when none resolves. exe NULL: the files are programs
+ * (process("GLOB")), else the libraries of exe (.library("GLOB")). */
+static enum pp_result resolve_files(struct elab *c, struct probe_point *pp,
+				    struct derived_probe *dp, const struct probe_kind_def *k,
+				    const char *exe, struct vec *files, struct pp_error *err)
+{
+	struct derived_probe *last = NULL;
+	char *f;
+	vec_foreach (char *, f, files) {
+		struct derived_probe *d = xcalloc(1, sizeof *d);
+		struct pp_error e = {0};
+		struct pp_at at = {c, pp, exe ? 2 : 1, exe ? exe : f, exe ? f : NULL};
+		if (k->resolve(&at, d, &e) != PP_OK) {
+			free(e.msg);
+			free(d);
+			continue;
+		}
+		if (!exe && proc_path_is_library(f) && !is_target_program(c->s, f))
+			proc_as_library(d);
+		if (!last)
+			*dp = *d, free(d), d = dp;
+		else
+			last->more = d;
+		for (last = d; last->more; last = last->more)
+			;
+	}
+	return last ? PP_OK : pp_fail(err, NULL, "no match");
+}
+
+/* The files a wildcard in process("GLOB") or, for the program exe,
+ * .library("GLOB") matches, each resolved as if written. A library
+ * pattern without a '/' matches the path of any library exe needs
+ * (SystemTap matches it as "* /PATTERN"). */
+static enum pp_result resolve_each(struct elab *c, struct probe_point *pp,
+				   struct derived_probe *dp, const struct probe_kind_def *k,
+				   const char *exe, const char *pattern, struct pp_error *err)
+{
+	struct vec files = {0};
+	int rc = 0;
+	if (exe && !strchr(pattern, '/')) {
+		char msg[DWQ_ERRLEN], **libs;
+		int n = dwq_needed_closure(exe, &libs, msg, sizeof msg);
+		char *any = xasprintf("*/%s", pattern);
+		for (int i = 0; i < n; i++)
+			if (!fnmatch(any, libs[i], 0))
+				vec_push(&files, xstrdup(libs[i]));
+		free(any);
+		if (n > 0)
+			dwq_free_strv(libs, n);
+		rc = files.n ? 0 : GLOB_NOMATCH;
+	} else {
+		rc = proc_glob(pattern, &files);
+	}
+	enum pp_result r = rc ? pp_fail(err, NULL, "glob %s error (%d)", pattern, rc)
+			      : resolve_files(c, pp, dp, k, exe, &files, err);
+	free(files.v); /* the paths stay: the probes name their files by them */
+	return r;
+}
+
 /* process(...).library("LIB").function(...): LIB is found from the
  * executable's needs (or taken as a path); probes are placed when the
  * library gets mapped (at start or by dlopen), at its load bias. */
@@ -212,6 +275,8 @@ static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
 	if (any)
 		return pp_fail(err, c0->tok,
 			       "process.library probes need a path, -c CMD or -x PID");
+	if (proc_path_has_glob(c1->arg->str))
+		return resolve_each(c, pp, dp, k, exe, c1->arg->str, err);
 	char *lib = dwq_find_library(exe, c1->arg->str, msg, sizeof msg);
 	if (!lib && !strchr(c1->arg->str, '/')) {
 		/* SystemTap's "no match (similar libraries: ...)", the libraries
@@ -273,6 +338,9 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 		return pp_fail(err, c0->tok,
 			       "process probes need a target process: use -c CMD or -x PID");
 	int needs_path = is_library || (k->flags & PKF_NEEDS_PATH);
+	if (needs_path && !is_library && c0->arg && c0->arg->kind == E_STRING &&
+	    proc_path_has_glob(c0->arg->str))
+		return resolve_each(c, pp, dp, k, NULL, c0->arg->str, err);
 	int any = 0;
 	char *exe = NULL;
 	/* Bare process.begin/.end/.thread/.syscall with -c or -x: the target
