@@ -163,6 +163,41 @@ static int is_target_program(const struct session *s, const char *path)
 	return same;
 }
 
+/* process("PATH") with a -x process or a plain -c command: PATH as the
+ * target maps it. Another copy of a file it maps (the same build ID) is
+ * that file; a file it neither runs nor maps gets a warning (its probes
+ * fire only in a process that runs or maps it later). */
+static char *through_target(const struct session *s, const struct token *tok, char *exe)
+{
+	char msg[DWQ_ERRLEN], *prog = NULL;
+	if (!s->target_pid && s->target_cmd) {
+		char **words = _stp_cmd_words(s->target_cmd);
+		if (!words)
+			return exe; /* a shell's commands: not known here */
+		prog = dwq_find_executable(words[0], msg, sizeof msg);
+		_stp_cmd_words_free(words);
+	}
+	if (!s->target_pid && !prog)
+		return exe;
+	int maps;
+	char *same = proc_target_file(exe, prog, s->target_pid, &maps);
+	if (same) {
+		free(exe);
+		exe = same;
+	} else if (!maps) {
+		if (s->target_pid)
+			diag_warning(tok, "process %ld neither runs nor maps '%s': its probes fire only "
+				     "in a traced process that does",
+				     s->target_pid, exe);
+		else
+			diag_warning(tok, "'%s' neither runs nor needs '%s': its probes fire only in "
+				     "a traced process that runs or maps it",
+				     prog, exe);
+	}
+	free(prog);
+	return exe;
+}
+
 const char *proc_lib_arg(const struct probe_point *pp)
 {
 	return ((struct probe_component *)pp->components.v[1])->arg->str;
@@ -360,6 +395,8 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 	}
 	if (!exe && !any)
 		return PP_ERROR;
+	if (exe && needs_path && c0->arg && c0->arg->kind == E_STRING)
+		exe = through_target(s, c0->tok, exe);
 	if (is_library)
 		return resolve_library(c, pp, dp, exe, any, err);
 	if (needs_path && any)

@@ -18,5 +18,10 @@ int proc_path_has_glob(const char *path);
  * resolved, sorted (char *, malloc'd), pushed to OUT; glob(3)'s code
  * when it fails (GLOB_NOMATCH: nothing at all matched), else 0. */
 int proc_glob(const char *pattern, struct vec *out);
+/* Is PATH a file the target maps: the -x process PID (its maps), or
+ * the -c program PROG (it and the libraries it needs)? *maps 1: yes (or
+ * nothing to compare with). Else the file it maps with PATH's build ID
+ * (another copy of it: malloc'd, absolute), or NULL: none. */
+char *proc_target_file(const char *path, const char *prog, long pid, int *maps);
 
 #endif
