@@ -351,8 +351,8 @@ static enum pp_result no_such_point(const struct probe_component *c1, struct pp_
 	return PP_ERROR;
 }
 
-enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_probe *dp,
-				      struct pp_error *err)
+static enum pp_result resolve_point(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err)
 {
 	struct elab *c = at->c;
 	struct probe_point *pp = at->pp;
@@ -368,10 +368,6 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 		return no_such_point(c1, err);
 	if (k && k->check && k->check(pp, 1, err) != PP_OK)
 		return PP_ERROR;
-	/* ptrace can only watch processes it starts or attaches to. */
-	if (s->last_pass >= 5 && !s->target_cmd && !s->target_pid)
-		return pp_fail(err, c0->tok,
-			       "process probes need a target process: use -c CMD or -x PID");
 	int needs_path = is_library || (k->flags & PKF_NEEDS_PATH);
 	if (needs_path && !is_library && c0->arg && c0->arg->kind == E_STRING &&
 	    proc_path_has_glob(c0->arg->str))
@@ -408,6 +404,19 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 	 * that maps it (unless it is what the target runs) */
 	if (r == PP_OK && proc_path_is_library(exe) && !is_target_program(s, exe))
 		proc_as_library(dp);
+	return r;
+}
+
+enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_probe *dp,
+				      struct pp_error *err)
+{
+	const struct probe_component *c0 = at->pp->components.v[0];
+	const struct session *s = at->c->s;
+	enum pp_result r = resolve_point(at, dp, err);
+	/* system-wide, process(PID) is that process only */
+	if (r == PP_OK && c0->arg && c0->arg->kind == E_NUMBER && !s->target_cmd && !s->target_pid)
+		for (struct derived_probe *d = dp; d; d = d->more)
+			d->pid = (long)c0->arg->num;
 	return r;
 }
 
