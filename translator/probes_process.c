@@ -241,7 +241,7 @@ static enum pp_result resolve_files(struct elab *c, struct probe_point *pp,
 			free(d);
 			continue;
 		}
-		if (!exe && proc_path_is_library(f) && !is_target_program(c->s, f))
+		if (!exe && dwq_is_shared_library(f) && !is_target_program(c->s, f))
 			proc_as_library(d);
 		if (!last)
 			*dp = *d, free(d), d = dp;
@@ -402,7 +402,7 @@ static enum pp_result resolve_point(const struct pp_at *at, struct derived_probe
 	enum pp_result r = k->resolve(&sub, dp, err);
 	/* a library named as the process: probed in every traced process
 	 * that maps it (unless it is what the target runs) */
-	if (r == PP_OK && proc_path_is_library(exe) && !is_target_program(s, exe))
+	if (r == PP_OK && dwq_is_shared_library(exe) && !is_target_program(s, exe))
 		proc_as_library(dp);
 	return r;
 }

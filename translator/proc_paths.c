@@ -16,54 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A shared object that is not a program: ET_DYN with a DT_SONAME, or
- * without a PT_INTERP (a PIE has an interpreter and no soname; libc.so.6
- * has both and is a library; ld.so has neither). */
-static int elf_is_library(Elf *e)
-{
-	GElf_Ehdr eh;
-	size_t n = 0;
-	int interp = 0, soname = 0;
-
-	if (!gelf_getehdr(e, &eh) || eh.e_type != ET_DYN || elf_getphdrnum(e, &n) != 0)
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
-			interp = 1;
-	}
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn)) != NULL;) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
-				break;
-			if (dyn.d_tag == DT_SONAME)
-				soname = 1;
-		}
-	}
-	return soname || !interp;
-}
-
-int proc_path_is_library(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), lib = 0;
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && elf_kind(e) == ELF_K_ELF)
-		lib = elf_is_library(e);
-	if (e)
-		elf_end(e);
-	close(fd);
-	return lib;
-}
-
 void proc_as_library(struct derived_probe *dp)
 {
 	for (struct derived_probe *d = dp; d; d = d->more) {

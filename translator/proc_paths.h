@@ -7,8 +7,6 @@
 
 #include "session.h"
 
-/* Is the ELF file at PATH a shared library rather than a program? */
-int proc_path_is_library(const char *path);
 /* The probes of dp's chain placed at an address of the process's file
  * become probes of that file as a library of any traced process. */
 void proc_as_library(struct derived_probe *dp);
