@@ -165,8 +165,9 @@ static int is_target_program(const struct session *s, const char *path)
 
 /* process("PATH") with a -x process or a plain -c command: PATH as the
  * target maps it. Another copy of a file it maps (the same build ID) is
- * that file; a file it neither runs nor maps gets a warning (its probes
- * fire only in a process that runs or maps it later). */
+ * that file; a program it neither runs nor maps gets a warning (its
+ * probes fire only in a process that runs it later; a library may be
+ * dlopen'ed, so it gets none). */
 static char *through_target(const struct session *s, const struct token *tok, char *exe)
 {
 	char msg[DWQ_ERRLEN], *prog = NULL;
@@ -184,7 +185,7 @@ static char *through_target(const struct session *s, const struct token *tok, ch
 	if (same) {
 		free(exe);
 		exe = same;
-	} else if (!maps) {
+	} else if (!maps && !dwq_is_shared_library(exe)) { /* a library may be dlopen'ed */
 		if (s->target_pid)
 			diag_warning(tok, "process %ld neither runs nor maps '%s': its probes fire only "
 				     "in a traced process that does",
