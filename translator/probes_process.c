@@ -165,9 +165,10 @@ static int is_target_program(const struct session *s, const char *path)
 
 /* process("PATH") with a -x process or a plain -c command: PATH as the
  * target maps it. Another copy of a file it maps (the same build ID) is
- * that file; a program it neither runs nor maps gets a warning (its
- * probes fire only in a process that runs it later; a library may be
- * dlopen'ed, so it gets none). */
+ * that file. A program a -x process neither runs nor maps gets a warning
+ * (its probes fire only in a process that runs it later); a library none
+ * (it may be dlopen'ed), nor a -c command's (it may run the program
+ * through env, nice, a script, ...). */
 static char *through_target(const struct session *s, const struct token *tok, char *exe)
 {
 	char msg[DWQ_ERRLEN], *prog = NULL;
@@ -185,15 +186,10 @@ static char *through_target(const struct session *s, const struct token *tok, ch
 	if (same) {
 		free(exe);
 		exe = same;
-	} else if (!maps && !dwq_is_shared_library(exe)) { /* a library may be dlopen'ed */
-		if (s->target_pid)
-			diag_warning(tok, "process %ld neither runs nor maps '%s': its probes fire only "
-				     "in a traced process that does",
-				     s->target_pid, exe);
-		else
-			diag_warning(tok, "'%s' neither runs nor needs '%s': its probes fire only in "
-				     "a traced process that runs or maps it",
-				     prog, exe);
+	} else if (!maps && s->target_pid && !dwq_is_shared_library(exe)) {
+		diag_warning(tok, "process %ld neither runs nor maps '%s': its probes fire only "
+			     "in a traced process that does",
+			     s->target_pid, exe);
 	}
 	free(prog);
 	return exe;
