@@ -128,6 +128,8 @@ static void dyninfo_free(struct dyninfo *di)
 int dwq_is_shared_library(const char *path)
 {
 	struct dyninfo di;
+	if (!path)
+		return 0;
 	read_dynamic(path, &di);
 	int lib = di.is_dyn && (di.soname || !di.interp);
 	dyninfo_free(&di);

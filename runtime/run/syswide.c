@@ -159,12 +159,15 @@ static void read_events(void)
 		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)len);
 		     nh = NLMSG_NEXT(nh, len)) {
 			const struct cn_msg *cn = NLMSG_DATA(nh);
-			const struct proc_event *ev = (const struct proc_event *)cn->data;
+			struct proc_event ev;
 			if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP ||
 			    cn->id.idx != CN_IDX_PROC)
 				continue;
-			if (ev->what == PROC_EVENT_EXEC)
-				notify(ev->event_data.exec.process_pid, notify_data);
+			/* the event sits 4-byte aligned after the cn_msg header */
+			memset(&ev, 0, sizeof ev);
+			memcpy(&ev, cn->data, cn->len < sizeof ev ? cn->len : sizeof ev);
+			if (ev.what == PROC_EVENT_EXEC)
+				notify(ev.event_data.exec.process_pid, notify_data);
 		}
 	}
 }
