@@ -1,7 +1,9 @@
 /* Process probes: the run's target under the ptrace engine. -c launches
  * the command (through /bin/sh -c, following forks) and places the probes
  * of a program whenever a traced process execs it, before its first
- * instruction; -x attaches and places them at once. The run ends when the
+ * instruction; -x attaches and places them at once; neither attaches every
+ * process that runs a probed file, now and as they exec (run/syswide.h,
+ * doc/process-paths.md), until the run ends. The run ends when the
  * target process exits; on any other end (exit(), -T, a signal)
  * everything is detached, and a -c command still running is killed, as
  * target.c does without process probes.
