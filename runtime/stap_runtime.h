@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STP_ABI_VERSION 3
+#define STP_ABI_VERSION 4
 
 /* ---- values ---- */
 
@@ -291,6 +291,9 @@ struct _stp_probe {
 	/* written with ? (itself or an alias that led to it): a run where it
 	 * cannot be placed does not fail for it */
 	int optional;
+	/* process(PID) in a run without -c/-x: only that process (0: any
+	 * that runs module) */
+	long pid;
 };
 
 struct _stp_module {
@@ -308,6 +311,9 @@ struct _stp_module {
 	 * default 50) and -DHIST_ELISION (empty rows kept around data before
 	 * the rest are elided as "~"; negative: never elide; default 2). */
 	int64_t hist_width, hist_elision;
+	/* -DMAXATTACH (default 64): a run without -c/-x warns when it traces
+	 * more processes than this */
+	int64_t maxattach;
 };
 
 /* The symbol staprun looks up in the compiled object. */

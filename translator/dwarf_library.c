@@ -56,6 +56,7 @@ struct dyninfo {
 	struct strv needed;
 	char *rpath, *runpath;
 	int is64;
+	int soname, interp, is_dyn; /* DT_SONAME, PT_INTERP, ET_DYN */
 };
 
 static void read_dynamic(const char *path, struct dyninfo *di)
@@ -74,6 +75,14 @@ static void read_dynamic(const char *path, struct dyninfo *di)
 		return;
 	}
 	di->is64 = gelf_getclass(elf) == ELFCLASS64;
+	GElf_Ehdr eh;
+	size_t nph = 0;
+	di->is_dyn = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
+	for (size_t i = 0; elf_getphdrnum(elf, &nph) == 0 && i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			di->interp = 1;
+	}
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -87,6 +96,7 @@ static void read_dynamic(const char *path, struct dyninfo *di)
 
 			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
 				break;
+			di->soname |= dyn.d_tag == DT_SONAME;
 			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH &&
 			    dyn.d_tag != DT_RUNPATH)
 				continue;
@@ -110,6 +120,20 @@ static void dyninfo_free(struct dyninfo *di)
 	dwq_free_strv(di->needed.v, di->needed.n);
 	free(di->rpath);
 	free(di->runpath);
+}
+
+/* ET_DYN with a DT_SONAME, or without a PT_INTERP (a PIE has an
+ * interpreter and no soname; libc.so.6 has both and is a library; ld.so
+ * has neither). */
+int dwq_is_shared_library(const char *path)
+{
+	struct dyninfo di;
+	if (!path)
+		return 0;
+	read_dynamic(path, &di);
+	int lib = di.is_dyn && (di.soname || !di.interp);
+	dyninfo_free(&di);
+	return lib;
 }
 
 static int is_file(const char *p)

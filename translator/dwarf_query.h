@@ -139,6 +139,8 @@ void dwq_plts_free(struct dwq_plts *p);
  * default directories), then looked up on its own in those places.
  * Returns a malloc'd absolute path, or NULL with ERR set. */
 char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errlen);
+/* Is the ELF file at PATH a shared library rather than a program? */
+int dwq_is_shared_library(const char *path);
 /* How SystemTap's pn() names a library written LIB and found at FOUND
  * (malloc'ed). */
 char *dwq_library_pn(const char *lib, const char *found);

@@ -575,7 +575,8 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 		"#ifndef MAXTRYCATCH\n#define MAXTRYCATCH 1000\n#endif\n"
 		"#ifndef HIST_WIDTH\n#define HIST_WIDTH 50\n#endif\n"
 		"#ifndef HIST_ELISION\n#define HIST_ELISION 2\n#endif\n"
-		"#ifndef STP_CPU_AFFINITY\n#define STP_CPU_AFFINITY -1\n#endif\n");
+		"#ifndef STP_CPU_AFFINITY\n#define STP_CPU_AFFINITY -1\n#endif\n"
+		"#ifndef MAXATTACH\n#define MAXATTACH 64\n#endif\n");
 	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
 	sb_puts(o,
 		"#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
@@ -675,6 +676,8 @@ int pass3_translate(struct session *s)
 				sb_printf(&out, ", .pn = %s", emit_cstr(pn));
 			if (dp->optional)
 				sb_puts(&out, ", .optional = 1");
+			if (dp->pid)
+				sb_printf(&out, ", .pid = %ld", dp->pid);
 			sb_puts(&out, " },\n");
 			free(pp);
 			free(pn);
@@ -698,6 +701,7 @@ int pass3_translate(struct session *s)
 		  "\t.maxtrycatch = MAXTRYCATCH,\n"
 		  "\t.hist_width = HIST_WIDTH,\n"
 		  "\t.hist_elision = HIST_ELISION,\n"
+		  "\t.maxattach = MAXATTACH,\n"
 		  "};\n"
 		  "const int _stp_module_cpu_affinity = STP_CPU_AFFINITY;\n",
 		  emit_cstr(script_name(s)), s->probes.n ? "x_probes" : "0", s->probes.n);

@@ -191,6 +191,7 @@ static const struct limit {
     {"MAXSKIPPED", 0, LLONG_MAX},     {"MAXTRYCATCH", 0, LLONG_MAX},
     {"HIST_WIDTH", 1, 100000},	      {"HIST_ELISION", -100000, 100000},
     {"STP_CPU_AFFINITY", 0, 2},
+    {"MAXATTACH", 0, LLONG_MAX},
 };
 
 /* A C integer constant: -?(0x[0-9a-f]+|[0-9]+)[ul]*, any case. */

@@ -15,6 +15,8 @@
  * (.insn, .data, ...) are not supported yet and say so. */
 #include <gelf.h>
 #include <fcntl.h>
+#include <fnmatch.h>
+#include <glob.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include "probes_process.h"
 #include "run/shellcmd.h"
 #include "proc_image.h"
+#include "proc_paths.h"
 
 /* Opened modules live for the whole run (target variables need them). */
 static struct vec mods; /* struct dwq_mod * */
@@ -144,6 +147,54 @@ static char *point_executable(struct elab *c, struct probe_component *c0, int *a
 	return NULL;
 }
 
+/* Is PATH the program the -c command or the -x process runs? */
+static int is_target_program(const struct session *s, const char *path)
+{
+	char msg[DWQ_ERRLEN], *p = NULL;
+	if (s->target_cmd) {
+		char *prog = command_program(s->target_cmd);
+		p = dwq_find_executable(prog, msg, sizeof msg);
+		free(prog);
+	} else if (s->target_pid) {
+		p = proc_exe_path(s->target_pid);
+	}
+	int same = p && !strcmp(p, path);
+	free(p);
+	return same;
+}
+
+/* process("PATH") with a -x process or a plain -c command: PATH as the
+ * target maps it. Another copy of a file it maps (the same build ID) is
+ * that file. A program a -x process neither runs nor maps gets a warning
+ * (its probes fire only in a process that runs it later); a library none
+ * (it may be dlopen'ed), nor a -c command's (it may run the program
+ * through env, nice, a script, ...). */
+static char *through_target(const struct session *s, const struct token *tok, char *exe)
+{
+	char msg[DWQ_ERRLEN], *prog = NULL;
+	if (!s->target_pid && s->target_cmd) {
+		char **words = _stp_cmd_words(s->target_cmd);
+		if (!words)
+			return exe; /* a shell's commands: not known here */
+		prog = dwq_find_executable(words[0], msg, sizeof msg);
+		_stp_cmd_words_free(words);
+	}
+	if (!s->target_pid && !prog)
+		return exe;
+	int maps;
+	char *same = proc_target_file(exe, prog, s->target_pid, &maps);
+	if (same) {
+		free(exe);
+		exe = same;
+	} else if (!maps && s->target_pid && !dwq_is_shared_library(exe)) {
+		diag_warning(tok, "process %ld neither runs nor maps '%s': its probes fire only "
+			     "in a traced process that does",
+			     s->target_pid, exe);
+	}
+	free(prog);
+	return exe;
+}
+
 const char *proc_lib_arg(const struct probe_point *pp)
 {
 	return ((struct probe_component *)pp->components.v[1])->arg->str;
@@ -166,6 +217,67 @@ const char *proc_pp_prefix(const char *exe, const char *lib, char *buf, size_t l
 	else
 		snprintf(buf, len, "process(\"%s\")", exe);
 	return buf;
+}
+
+/* One probe point for each file FILES has (a wildcard's matches): as
+ * SystemTap, those that resolve give probes, the others are left out,
+ * and "no match" when none resolves. exe NULL: the files are programs
+ * (process("GLOB")), else the libraries of exe (.library("GLOB")). */
+static enum pp_result resolve_files(struct elab *c, struct probe_point *pp,
+				    struct derived_probe *dp, const struct probe_kind_def *k,
+				    const char *exe, struct vec *files, struct pp_error *err)
+{
+	struct derived_probe *last = NULL;
+	char *f;
+	vec_foreach (char *, f, files) {
+		struct derived_probe *d = xcalloc(1, sizeof *d);
+		struct pp_error e = {0};
+		struct pp_at at = {c, pp, exe ? 2 : 1, exe ? exe : f, exe ? f : NULL};
+		if (k->resolve(&at, d, &e) != PP_OK) {
+			free(e.msg);
+			free(d);
+			continue;
+		}
+		if (!exe && dwq_is_shared_library(f) && !is_target_program(c->s, f))
+			proc_as_library(d);
+		if (!last)
+			*dp = *d, free(d), d = dp;
+		else
+			last->more = d;
+		for (last = d; last->more; last = last->more)
+			;
+	}
+	return last ? PP_OK : pp_fail(err, NULL, "no match");
+}
+
+/* The files a wildcard in process("GLOB") or, for the program exe,
+ * .library("GLOB") matches, each resolved as if written. A library
+ * pattern without a '/' matches the path of any library exe needs
+ * (SystemTap matches it as "* /PATTERN"). */
+static enum pp_result resolve_each(struct elab *c, struct probe_point *pp,
+				   struct derived_probe *dp, const struct probe_kind_def *k,
+				   const char *exe, const char *pattern, struct pp_error *err)
+{
+	struct vec files = {0};
+	int rc = 0;
+	if (exe && !strchr(pattern, '/')) {
+		char msg[DWQ_ERRLEN], **libs;
+		int n = dwq_needed_closure(exe, &libs, msg, sizeof msg);
+		char *any = xasprintf("*/%s", pattern);
+		for (int i = 0; i < n; i++)
+			if (!fnmatch(any, libs[i], 0))
+				vec_push(&files, xstrdup(libs[i]));
+		free(any);
+		if (n > 0)
+			dwq_free_strv(libs, n);
+		rc = files.n ? 0 : GLOB_NOMATCH;
+	} else {
+		rc = proc_glob(pattern, &files);
+	}
+	enum pp_result r = rc ? pp_fail(err, NULL, "glob %s error (%d)", pattern, rc)
+			      : resolve_files(c, pp, dp, k, exe, &files, err);
+	free(files.v); /* the paths stay: the probes name their files by them */
+	return r;
 }
 
 /* process(...).library("LIB").function(...): LIB is found from the
@@ -195,6 +307,8 @@ static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
 	if (any)
 		return pp_fail(err, c0->tok,
 			       "process.library probes need a path, -c CMD or -x PID");
+	if (proc_path_has_glob(c1->arg->str))
+		return resolve_each(c, pp, dp, k, exe, c1->arg->str, err);
 	char *lib = dwq_find_library(exe, c1->arg->str, msg, sizeof msg);
 	if (!lib && !strchr(c1->arg->str, '/')) {
 		/* SystemTap's "no match (similar libraries: ...)", the libraries
@@ -234,8 +348,8 @@ static enum pp_result no_such_point(const struct probe_component *c1, struct pp_
 	return PP_ERROR;
 }
 
-enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_probe *dp,
-				      struct pp_error *err)
+static enum pp_result resolve_point(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err)
 {
 	struct elab *c = at->c;
 	struct probe_point *pp = at->pp;
@@ -251,11 +365,10 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 		return no_such_point(c1, err);
 	if (k && k->check && k->check(pp, 1, err) != PP_OK)
 		return PP_ERROR;
-	/* ptrace can only watch processes it starts or attaches to. */
-	if (s->last_pass >= 5 && !s->target_cmd && !s->target_pid)
-		return pp_fail(err, c0->tok,
-			       "process probes need a target process: use -c CMD or -x PID");
 	int needs_path = is_library || (k->flags & PKF_NEEDS_PATH);
+	if (needs_path && !is_library && c0->arg && c0->arg->kind == E_STRING &&
+	    proc_path_has_glob(c0->arg->str))
+		return resolve_each(c, pp, dp, k, NULL, c0->arg->str, err);
 	int any = 0;
 	char *exe = NULL;
 	/* Bare process.begin/.end/.thread/.syscall with -c or -x: the target
@@ -275,13 +388,33 @@ enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_pro
 	}
 	if (!exe && !any)
 		return PP_ERROR;
+	if (exe && needs_path && c0->arg && c0->arg->kind == E_STRING)
+		exe = through_target(s, c0->tok, exe);
 	if (is_library)
 		return resolve_library(c, pp, dp, exe, any, err);
 	if (needs_path && any)
 		return pp_fail(err, c0->tok, "process.%s probes need a path, -c CMD or -x PID",
 			       what);
 	struct pp_at sub = {c, pp, 1, exe, NULL};
-	return k->resolve(&sub, dp, err);
+	enum pp_result r = k->resolve(&sub, dp, err);
+	/* a library named as the process: probed in every traced process
+	 * that maps it (unless it is what the target runs) */
+	if (r == PP_OK && dwq_is_shared_library(exe) && !is_target_program(s, exe))
+		proc_as_library(dp);
+	return r;
+}
+
+enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_probe *dp,
+				      struct pp_error *err)
+{
+	const struct probe_component *c0 = at->pp->components.v[0];
+	const struct session *s = at->c->s;
+	enum pp_result r = resolve_point(at, dp, err);
+	/* system-wide, process(PID) is that process only */
+	if (r == PP_OK && c0->arg && c0->arg->kind == E_NUMBER && !s->target_cmd && !s->target_pid)
+		for (struct derived_probe *d = dp; d; d = d->more)
+			d->pid = (long)c0->arg->num;
+	return r;
 }
 
 /* ---- the process's own kinds: .begin, .end (and the end of .thread,

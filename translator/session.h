@@ -83,6 +83,8 @@ struct derived_probe {
 	 * [1] in the caller's caller, ... */
 	uint64_t *callers;
 	int ncallers;
+	/* process(PID) without -c/-x: only that process */
+	long pid;
 };
 
 struct define {

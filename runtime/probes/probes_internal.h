@@ -25,6 +25,7 @@ struct pstate {
 	struct _stp_fileid exeid; /* the image it runs */
 	uint64_t base;		  /* start of the executable's mapping at file offset 0 */
 	char comm[17];		  /* its name (execname() after it is gone) */
+	pid_t pid;		  /* the process (a fork's, once it execs) */
 	/* the /bin/sh of a shell -c command (or a fork of it), not yet
 	 * exec'd a command: bare process probes leave it out */
 	int launcher;

@@ -16,7 +16,8 @@
  * engine instead of target.c)? */
 int _stp_proc_wanted(const struct _stp_module *m);
 /* -c: launch under the engine, probes placed before the first instruction;
- * -x: attach and place probes. Threads stay stopped until
+ * -x: attach and place probes; neither: system-wide, every process that
+ * runs a probed file (those running now attached here). Threads stay stopped until
  * _stp_proc_release(). -1 after printing an error. */
 int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o);
 /* After the begin probes: let the target run. -1 on failure. */

@@ -1,7 +1,9 @@
 /* Process probes: the run's target under the ptrace engine. -c launches
  * the command (through /bin/sh -c, following forks) and places the probes
  * of a program whenever a traced process execs it, before its first
- * instruction; -x attaches and places them at once. The run ends when the
+ * instruction; -x attaches and places them at once; neither attaches every
+ * process that runs a probed file, now and as they exec (run/syswide.h,
+ * doc/process-paths.md), until the run ends. The run ends when the
  * target process exits; on any other end (exit(), -T, a signal)
  * everything is detached, and a -c command still running is killed, as
  * target.c does without process probes.
@@ -19,12 +21,14 @@
 #include "run/target.h"
 #include "run/sigstate.h"
 #include "run/shellcmd.h"
+#include "run/syswide.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +50,11 @@ static const struct _stp_proc_kind *const kinds[] = {
 
 static struct pstate *all_pstates;
 
+/* System-wide: the processes attached before the begin probes, held
+ * stopped until _stp_proc_release (NULL: gone since). */
+static struct _stp_pt_proc **held;
+static size_t nheld, capheld;
+
 /* Per probe: the image its module is (the translator names a -x
  * process's image by /proc/PID/exe or map_files when the file at the path
  * is another one now). */
@@ -58,6 +67,7 @@ static pid_t root_pid;
 static int launched, root_gone, root_status, verbose_exit;
 static int attaching;		    /* 0 while placing probes at an exec stop */
 static int shell_launch, launching; /* -c through /bin/sh; in _stp_pt_launch */
+static int syswide;		    /* neither -c nor -x: every process that runs the files */
 
 const struct _stp_module *_stp_proc_module(void)
 {
@@ -107,6 +117,7 @@ static int read_exe(pid_t pid, struct pstate *ps)
 
 	ps->exe[0] = '\0';
 	ps->base = 0;
+	ps->pid = pid;
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	n = readlink(path, ps->exe, sizeof ps->exe - 1);
 	ps->exe[n > 0 ? n : 0] = '\0';
@@ -163,7 +174,10 @@ static int module_matches(const struct _stp_probe *p, const struct pstate *ps)
 /* Is probe p for the process of ps? */
 int _stp_proc_matches(const struct _stp_probe *p, const struct pstate *ps)
 {
-	if (ps->launcher && (!p->module || !*p->module))
+	/* a library of any process (process("LIB")): the launcher's too */
+	if (ps->launcher && (!p->module || !*p->module) && !p->library)
+		return 0;
+	if (p->pid && p->pid != ps->pid)
 		return 0;
 	return module_matches(p, ps);
 }
@@ -284,6 +298,7 @@ static void on_fork(struct _stp_pt_thread *parent, struct _stp_pt_proc *child, v
 		struct pstate *next = cp->next;
 		*cp = *pp;
 		cp->next = next;
+		cp->pid = _stp_pt_proc_pid(child);
 	}
 	EACH_KIND(fork, pproc, child, pp, cp);
 }
@@ -319,6 +334,9 @@ static void on_proc_exit(struct _stp_pt_proc *p, int status, void *user)
 		root_gone = 1;
 		root_status = status;
 	}
+	for (size_t i = 0; i < nheld; i++)
+		if (held[i] == p)
+			held[i] = NULL;
 }
 
 static const struct _stp_pt_callbacks callbacks = {
@@ -328,6 +346,201 @@ static const struct _stp_pt_callbacks callbacks = {
     .thread_exit = on_thread_exit,
     .proc_exit = on_proc_exit,
 };
+
+/* ---- system-wide: neither -c nor -x ---- */
+
+/* Processes this run must not trace: staprun and the stap that runs it,
+ * and what they start. */
+static pid_t own[2];
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ppid = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	if (fgets(buf, sizeof buf, f) && (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %*c %d", &ppid);
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+static int in_own_tree(pid_t pid)
+{
+	for (int depth = 0; pid > 1 && depth < 256; depth++, pid = parent_of(pid))
+		if (pid == own[0] || pid == own[1])
+			return 1;
+	return 0;
+}
+
+static void find_own(void)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	own[0] = getpid();
+	own[1] = 0;
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)getppid());
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	if (!strcmp(comm, "stap"))
+		own[1] = getppid();
+}
+
+/* Does pid map the file at path (a library of a process probe)? */
+static int maps_file(pid_t pid, const char *path)
+{
+	char file[64], line[PATH_MAX + 128], real[PATH_MAX];
+	int found = 0;
+	FILE *f;
+
+	if (!realpath(path, real))
+		snprintf(real, sizeof real, "%s", path);
+	snprintf(file, sizeof file, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(file, "re")))
+		return 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *name = strchr(line, '/');
+		if (name) {
+			name[strcspn(name, "\n")] = '\0';
+			found = !strcmp(name, real);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Does a process probe of the run apply to pid (of the caller's
+ * privileges: root, or the same user)? PID 1 only when named. */
+static int syswide_wanted(pid_t pid, struct pstate *ps)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	if (stat(path, &st) < 0 || (geteuid() != 0 && st.st_uid != geteuid()))
+		return 0;
+	if (read_exe(pid, ps) < 0 || !ps->exe[0])
+		return 0;
+	for (int i = 0; i < M->nprobes; i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		if (!is_process_kind(p->kind) || (p->pid && p->pid != pid) || (pid == 1 && !p->pid))
+			continue;
+		if (p->library && *p->library && (!p->module || !*p->module)) {
+			if (maps_file(pid, p->library))
+				return 1;
+		} else if (module_matches(p, ps)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Why pid cannot be traced, when it is already. */
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], line[256];
+	int tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return (pid_t)tracer;
+}
+
+static void syswide_consider(pid_t pid, void *data)
+{
+	struct pstate probe_ps;
+	struct _stp_pt_proc *proc = NULL;
+	static int warned;
+	int rc;
+
+	(void)data;
+	memset(&probe_ps, 0, sizeof probe_ps);
+	if (!S || pid <= 0 || in_own_tree(pid) || !syswide_wanted(pid, &probe_ps))
+		return;
+	rc = _stp_pt_attach(S, pid, &proc);
+	if (rc == -EINVAL || rc == -ESRCH)
+		return; /* ours already (a traced process's exec), or gone */
+	if (rc < 0) {
+		pid_t tracer = tracer_of(pid);
+		if (tracer)
+			_stp_msg_warn("couldn't attach to process %d (%s): already traced by "
+				      "process %d",
+				      (int)pid, probe_ps.comm, (int)tracer);
+		else
+			_stp_msg_warn("couldn't attach to process %d (%s): %s", (int)pid,
+				      probe_ps.comm, strerror(-rc));
+		return;
+	}
+	if (!warned && M->maxattach >= 0 && _stp_pt_active(S) > M->maxattach) {
+		warned = 1;
+		_stp_msg_warn("tracing more than %lld processes (-DMAXATTACH=%lld)",
+			      (long long)M->maxattach, (long long)M->maxattach);
+	}
+	attaching = 1;
+	place_probes(proc);
+	attaching = 0;
+	if (_stp_session_state == STP_SESSION_STARTING) {
+		if (nheld == capheld) {
+			size_t cap = capheld ? capheld * 2 : 16;
+			struct _stp_pt_proc **v = realloc(held, cap * sizeof *v);
+			if (!v) {
+				_stp_pt_resume(proc);
+				return;
+			}
+			held = v;
+			capheld = cap;
+		}
+		held[nheld++] = proc;
+		return;
+	}
+	struct pstate *ps = _stp_proc_pstate(proc);
+	if (ps && _stp_proc_can_run())
+		EACH_KIND(release, pid, ps);
+	_stp_pt_resume(proc);
+}
+
+static int syswide_start(void)
+{
+	syswide = 1;
+	find_own();
+	S = _stp_pt_session_new(&callbacks, NULL, _STP_PT_FOLLOW_FORK);
+	if (!S) {
+		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
+		return -1;
+	}
+	int cn = _stp_sw_start(syswide_consider, NULL);
+	if (verbose_exit)
+		fprintf(stderr, "system-wide: new processes noticed by %s\n",
+			cn ? "the process-events connector" : "scanning /proc");
+	return _stp_proc_placement_failed() ? -1 : 0;
+}
+
+static int syswide_release(void)
+{
+	for (size_t i = 0; i < nheld; i++) {
+		struct pstate *ps;
+		if (!held[i])
+			continue;
+		if ((ps = _stp_proc_pstate(held[i])) && _stp_proc_can_run())
+			EACH_KIND(release, _stp_pt_proc_pid(held[i]), ps);
+		(void)_stp_pt_resume(held[i]); /* one gone meanwhile: the others run */
+	}
+	nheld = 0;
+	return 0;
+}
 
 int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *o)
 {
@@ -345,16 +558,14 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 		_stp_msg_error("You can't specify the '-c' and '-x' options together.");
 		return -1;
 	}
-	if (!o->target_cmd && !o->target_pid) {
-		_stp_msg_error("process probes need a target process: use -c CMD or -x PID");
-		return -1;
-	}
 	modid = calloc((size_t)m->nprobes + 1, sizeof *modid);
 	for (int i = 0; modid && i < m->nprobes; i++)
 		_stp_fileid_of(m->probes[i].module, &modid[i]);
 	EACH_KIND(start, m);
 	if (getenv("STAP_PTRACE_DEBUG"))
 		_stp_pt_set_debug(1);
+	if (!o->target_cmd && !o->target_pid)
+		return syswide_start();
 	/* A plain command is run directly (where that is what sh -c would
 	 * do), so the first exec is the program itself; a shell's commands
 	 * are its children (or what it execs): bare process probes fire for
@@ -413,6 +624,8 @@ int _stp_proc_start(const struct _stp_module *m, const struct _stp_run_options *
 
 int _stp_proc_release(void)
 {
+	if (syswide && S && _stp_session_state == STP_SESSION_RUNNING)
+		return syswide_release();
 	if (!S || !root)
 		return 0;
 	if (_stp_session_state != STP_SESSION_RUNNING)
@@ -429,6 +642,10 @@ int _stp_proc_dispatch(void)
 {
 	if (!S)
 		return 0;
+	if (syswide) { /* until exit(), -T or a signal, traced processes or not */
+		(void)_stp_pt_dispatch(S);
+		return 0;
+	}
 	if (_stp_pt_dispatch(S) < 0 && errno != ECHILD && _stp_pt_active(S) == 0)
 		return 1;
 	return root_gone || _stp_pt_active(S) == 0;
@@ -440,6 +657,7 @@ void _stp_proc_finish(int verbose)
 
 	if (!S)
 		return;
+	_stp_sw_stop();
 	_stp_dcg_finish(verbose);
 	_stp_sym_cache_free();
 	if (root_gone)
@@ -461,4 +679,8 @@ void _stp_proc_finish(int verbose)
 	EACH_KIND(finish);
 	free(modid);
 	modid = NULL;
+	free(held);
+	held = NULL;
+	nheld = capheld = 0;
+	syswide = 0;
 }

@@ -10,7 +10,8 @@
  *
  * The loop waits in ppoll() on a signalfd and, with -x, a pidfd; the
  * ptrace engine will add waitpid events (SIGCHLD arrives on the same
- * signalfd) without changing its shape. */
+ * signalfd) without changing its shape. A system-wide run (no -c, no -x)
+ * also waits on its watcher of new processes (syswide.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,6 +21,7 @@
 #include "dcg/dcg.h"
 #include "ptrace/ptrace_engine.h"
 #include "sigstate.h"
+#include "syswide.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -190,8 +192,8 @@ static int handle_signals(struct run *r)
 static void event_loop(struct run *r)
 {
 	while (_stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested) {
-		struct pollfd fds[2];
-		int nfds = 0, pidfd = _stp_target_pidfd();
+		struct pollfd fds[3];
+		int nfds = 0, pidfd = _stp_target_pidfd(), swfd = _stp_sw_fd();
 		int64_t now = _stp_gettime_ns(CLOCK_MONOTONIC), wake = INT64_MAX;
 		struct timespec ts, *tsp = NULL;
 
@@ -200,6 +202,8 @@ static void event_loop(struct run *r)
 		wake = _stp_timers_run(now);
 		if (_stp_session_state != STP_SESSION_RUNNING || _stp_exit_requested)
 			break;
+		if (_stp_sw_due() < wake)
+			wake = _stp_sw_due();
 		if (r->deadline && r->deadline < wake)
 			wake = r->deadline;
 		if (wake != INT64_MAX) {
@@ -213,6 +217,8 @@ static void event_loop(struct run *r)
 		fds[nfds++] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
 		if (pidfd >= 0)
 			fds[nfds++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		if (swfd >= 0)
+			fds[nfds++] = (struct pollfd){.fd = swfd, .events = POLLIN};
 		if (ppoll(fds, (nfds_t)nfds, tsp, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -221,8 +227,10 @@ static void event_loop(struct run *r)
 		}
 		if ((fds[0].revents & POLLIN) && handle_signals(r))
 			break;
-		if (nfds > 1 && (fds[1].revents & (POLLIN | POLLHUP)))
+		if (pidfd >= 0 && (fds[1].revents & (POLLIN | POLLHUP)))
 			break; /* the -x process exited */
+		if (_stp_sw_active())
+			_stp_sw_poll(_stp_gettime_ns(CLOCK_MONOTONIC));
 	}
 }
 

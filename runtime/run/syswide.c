@@ -1,0 +1,202 @@
+/* The system-wide watcher (syswide.h). With the process-events connector
+ * (NETLINK_CONNECTOR, CN_IDX_PROC; root only) each exec is an event read
+ * from a socket: the process is looked at a few milliseconds after it
+ * exec'd, already running, so its probes that fire in that window are
+ * missed. Without it (not root, or no connector in this namespace), /proc
+ * is scanned every _STP_SW_SCAN_MS: a process is looked at when it is new
+ * or its executable changed since the last scan, so up to that long after
+ * its exec (a process that execs and exits between two scans is never
+ * seen). A lost connector message (the socket's buffer overran) is made up
+ * for by one scan of every process. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "syswide.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int on, cn_fd = -1;
+static int64_t next_scan = INT64_MAX;
+static _stp_sw_fn notify;
+static void *notify_data;
+
+/* The /proc scan's memory: each process and the file it ran. */
+struct seen {
+	pid_t pid;
+	dev_t dev;
+	ino_t ino;
+};
+static struct seen *seen;
+static size_t nseen;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const struct seen *find_seen(const struct seen *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].pid == pid)
+			return &v[i];
+	return NULL;
+}
+
+/* Every process now; with all, each is notified, else only those new or
+ * running another file since the last scan. */
+static void scan(int all)
+{
+	DIR *d = opendir("/proc");
+	struct seen *now = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[64];
+		struct stat st;
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t pid = (pid_t)atoi(de->d_name);
+		snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+		if (stat(path, &st) < 0)
+			continue; /* a kernel thread, gone, or not ours to see */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct seen *v = realloc(now, cap * sizeof *v);
+			if (!v)
+				break;
+			now = v;
+		}
+		now[n++] = (struct seen){pid, st.st_dev, st.st_ino};
+		const struct seen *old = find_seen(seen, nseen, pid);
+		if (all || !old || old->dev != st.st_dev || old->ino != st.st_ino)
+			notify(pid, notify_data);
+	}
+	closedir(d);
+	free(seen);
+	seen = now;
+	nseen = n;
+}
+
+static int open_connector(void)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
+	struct __attribute__((packed)) {
+		struct nlmsghdr nl;
+		struct cn_msg cn;
+		enum proc_cn_mcast_op op;
+	} msg;
+	int fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+
+	if (fd < 0)
+		return -1;
+	memset(&msg, 0, sizeof msg);
+	msg.nl.nlmsg_len = sizeof msg;
+	msg.nl.nlmsg_type = NLMSG_DONE;
+	msg.nl.nlmsg_pid = (uint32_t)getpid();
+	msg.cn.id.idx = CN_IDX_PROC;
+	msg.cn.id.val = CN_VAL_PROC;
+	msg.cn.len = sizeof msg.op;
+	msg.op = PROC_CN_MCAST_LISTEN;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || send(fd, &msg, sizeof msg, 0) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int _stp_sw_start(_stp_sw_fn fn, void *data)
+{
+	notify = fn;
+	notify_data = data;
+	on = 1;
+	/* listening first: an exec while the first scan runs is not lost */
+	cn_fd = getenv("STAP_SYSWIDE_SCAN") ? -1 : open_connector();
+	scan(1);
+	next_scan = cn_fd >= 0 ? INT64_MAX : now_ns() + _STP_SW_SCAN_MS * 1000000LL;
+	return cn_fd >= 0;
+}
+
+int _stp_sw_fd(void)
+{
+	return cn_fd;
+}
+
+int64_t _stp_sw_due(void)
+{
+	return next_scan;
+}
+
+static void read_events(void)
+{
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	ssize_t len;
+
+	while ((len = recv(cn_fd, buf, sizeof buf, 0)) != 0) {
+		if (len < 0) {
+			if (errno == ENOBUFS)
+				scan(1); /* events were lost */
+			if (errno == EINTR || errno == ENOBUFS)
+				continue;
+			return; /* EAGAIN: all read */
+		}
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)len);
+		     nh = NLMSG_NEXT(nh, len)) {
+			const struct cn_msg *cn = NLMSG_DATA(nh);
+			struct proc_event ev;
+			if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP ||
+			    cn->id.idx != CN_IDX_PROC)
+				continue;
+			/* the event sits 4-byte aligned after the cn_msg header */
+			memset(&ev, 0, sizeof ev);
+			memcpy(&ev, cn->data, cn->len < sizeof ev ? cn->len : sizeof ev);
+			if (ev.what == PROC_EVENT_EXEC)
+				notify(ev.event_data.exec.process_pid, notify_data);
+		}
+	}
+}
+
+void _stp_sw_poll(int64_t now)
+{
+	if (!on)
+		return;
+	if (cn_fd >= 0)
+		read_events();
+	if (now >= next_scan) {
+		scan(0);
+		next_scan = now_ns() + _STP_SW_SCAN_MS * 1000000LL;
+	}
+}
+
+void _stp_sw_stop(void)
+{
+	if (cn_fd >= 0)
+		close(cn_fd);
+	cn_fd = -1;
+	on = 0;
+	next_scan = INT64_MAX;
+	free(seen);
+	seen = NULL;
+	nseen = 0;
+}
+
+int _stp_sw_active(void)
+{
+	return on;
+}
