@@ -3,7 +3,9 @@
  *                   native address of the next instruction and r11 the
  *                   flags, as untraced
  *   t-sys restart   SIGALRM every 500 us (SA_RESTART) while work() blocks
- *                   in read() on a pipe a child writes to after 50 ms,
+ *                   in read() on a pipe a child writes to once the
+ *                   eleventh signal has come (not after a fixed time: a
+ *                   loaded machine may deliver fewer signals in it),
  *                   then sleeps 20 ms with nanosleep (interrupted and
  *                   restarted through restart_syscall): both end as
  *                   untraced
@@ -25,7 +27,7 @@
 #define NOINLINE __attribute__((noinline, noclone, noipa))
 
 enum { REGS, RESTART, GETPPID };
-static int mode, fds[2];
+static int mode, fds[2], go[2];
 static long ncalls;
 static volatile sig_atomic_t nsig;
 static char rbuf[8];
@@ -35,7 +37,8 @@ extern char after_syscall[];
 static void on_alarm(int sig)
 {
 	(void)sig;
-	nsig++;
+	if (++nsig == 11 && write(go[1], "g", 1) != 1)
+		_exit(2);
 }
 
 NOINLINE long work(void)
@@ -77,11 +80,12 @@ int main(int argc, char **argv)
 	if (mode == RESTART) {
 		struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
 		struct itimerval it = { { 0, 500 }, { 0, 500 } };
-		if (pipe(fds) < 0)
+		char g;
+		if (pipe(fds) < 0 || pipe(go) < 0)
 			return 1;
 		if ((writer = fork()) == 0) {
-			usleep(50000);
-			_exit(write(fds[1], "hello", 6) == 6 ? 0 : 1);
+			close(go[1]);
+			_exit(read(go[0], &g, 1) == 1 && write(fds[1], "hello", 6) == 6 ? 0 : 1);
 		}
 		sigaction(SIGALRM, &sa, NULL);
 		setitimer(ITIMER_REAL, &it, NULL);
