@@ -459,7 +459,7 @@ void dcg_run_finish(void)
 		stop_thread(&t->th, t->last_ns, t->last_mono);
 	}
 	/* nothing traced: a file format still writes a valid, empty file */
-	if (cfg.resolved && had_file && !cfg.begun)
+	if (had_file && !cfg.begun && (cfg.resolved || resolve(NULL, NULL, NULL, 0, 0) == 0))
 		(void)sink_ready();
 	if (cfg.begun > 0 && cfg.sink->end)
 		cfg.sink->end();
