@@ -8,14 +8,15 @@
  *   {"ph":"M","pid":4242,"tid":4242,"name":"process_name","args":{"name":"app"}},
  *   {"ph":"M","pid":4242,"tid":4242,"name":"thread_name","args":{"name":"app(4242)"}},
  *   {"ph":"B","pid":4242,"tid":4242,"ts":81532.125,"name":"parse","cat":"app"},
- *   {"ph":"E","pid":4242,"tid":4242,"ts":81540.503,"name":"parse","cat":"app"},
+ *   {"ph":"E","pid":4242,"tid":4242,"ts":81540.503,"name":"parse"},
  *   ...
  *   ],"displayTimeUnit":"ns"}
  *
  * Every "B" gets its "E": frames left by longjmp or an exception are
  * closed by the core; those still open when tracing stops (switched off,
- * the thread gone, exit, SIGINT) are closed at that time by the layer. The
- * category is the module; a signal handler's frame is "NAME (signal
+ * the thread gone, exit, SIGINT) are closed at that time by the layer. An
+ * "E" has the name of its "B" (speedscope matches ends that share a time
+ * by name); the category (on the "B") is the module; a signal handler's frame is "NAME (signal
  * SIGX)". No args: speedscope makes them part of the frame's name. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -41,8 +42,12 @@ static int chrome_begin(void)
 static void event_start(const char *ph, pid_t pid, pid_t tid)
 {
 	line.n = 0;
-	dcg_buf_printf(&line, "%s\n{\"ph\":\"%s\",\"pid\":%d,\"tid\":%d", events++ ? "," : "", ph,
-		       (int)pid, (int)tid);
+	dcg_buf_puts(&line, events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+	dcg_buf_puts(&line, ph);
+	dcg_buf_puts(&line, "\",\"pid\":");
+	dcg_buf_u64(&line, (uint64_t)pid);
+	dcg_buf_puts(&line, ",\"tid\":");
+	dcg_buf_u64(&line, (uint64_t)tid);
 }
 
 static void event_end(void)
@@ -86,9 +91,12 @@ static void chrome_record(const struct dcg_sink_rec *r)
 	dcg_buf_us(&line, r->mono_ns);
 	dcg_buf_puts(&line, ",\"name\":\"");
 	dcg_esc_json(&line, dcg_display_name(&name, r));
-	dcg_buf_puts(&line, "\",\"cat\":\"");
-	dcg_esc_json(&line, r->module ? r->module : "?");
 	dcg_buf_puts(&line, "\"");
+	if (r->kind == DCG_REC_CALL) { /* the category: the module */
+		dcg_buf_puts(&line, ",\"cat\":\"");
+		dcg_esc_json(&line, r->module ? r->module : "?");
+		dcg_buf_puts(&line, "\"");
+	}
 	event_end();
 }
 

@@ -149,16 +149,35 @@ void dcg_buf_puts(struct dcg_buf *b, const char *s)
 void dcg_buf_printf(struct dcg_buf *b, const char *fmt, ...)
 {
 	va_list ap;
+	size_t room = b->cap > b->n ? b->cap - b->n : 0;
 
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || buf_fit(b, (size_t)n) < 0)
+	if (b->oom)
 		return;
+	/* once into the room there is, again only if it did not fit */
 	va_start(ap, fmt);
-	vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+	int n = vsnprintf(room ? b->p + b->n : NULL, room, fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= room) {
+		if (buf_fit(b, (size_t)n) < 0)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	b->n += (size_t)n;
+}
+
+void dcg_buf_u64(struct dcg_buf *b, uint64_t v)
+{
+	char d[20];
+	size_t i = sizeof d;
+
+	do
+		d[--i] = (char)('0' + v % 10);
+	while (v /= 10);
+	dcg_buf_put(b, d + i, sizeof d - i);
 }
 
 const char *dcg_buf_str(struct dcg_buf *b)
@@ -174,7 +193,11 @@ void dcg_buf_free(struct dcg_buf *b)
 
 void dcg_buf_us(struct dcg_buf *b, uint64_t ns)
 {
-	dcg_buf_printf(b, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+	char frac[4] = {'.', (char)('0' + ns % 1000 / 100), (char)('0' + ns % 100 / 10),
+			(char)('0' + ns % 10)};
+
+	dcg_buf_u64(b, ns / 1000);
+	dcg_buf_put(b, frac, sizeof frac);
 }
 
 /* ---- names ---- */
@@ -221,22 +244,39 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* s escaped: bytes for which special() is 1, control bytes and bytes of
- * no valid UTF-8 through esc(); the rest as they are. */
-static void esc_with(struct dcg_buf *b, const char *s, int (*special)(int c),
+/* The bytes each format copies as they are (printable ASCII but its
+ * specials); the others go through its esc(), but for valid UTF-8. */
+struct plain {
+	unsigned char ok[256];
+	int made;
+};
+
+static const unsigned char *plain_of(struct plain *t, const char *specials)
+{
+	if (!t->made) {
+		for (int c = 0x20; c < 0x7f; c++)
+			t->ok[c] = !strchr(specials, c);
+		t->made = 1;
+	}
+	return t->ok;
+}
+
+static void esc_with(struct dcg_buf *b, const char *s, const unsigned char *plain,
 		     void (*esc)(struct dcg_buf *b, unsigned c))
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	while (*p) {
-		size_t n = utf8_len(p);
-		if (n == 1 && *p >= 0x20 && *p != 0x7f && !special(*p)) {
-			size_t run = 1;
-			while (p[run] >= 0x20 && p[run] < 0x7f && !special(p[run]))
-				run++;
+		size_t run = 0;
+		while (plain[p[run]])
+			run++;
+		if (run) {
 			dcg_buf_put(b, p, run);
 			p += run;
-		} else if (n > 1) {
+			continue;
+		}
+		size_t n = utf8_len(p);
+		if (n > 1) {
 			dcg_buf_put(b, p, n);
 			p += n;
 		} else {
@@ -245,10 +285,7 @@ static void esc_with(struct dcg_buf *b, const char *s, int (*special)(int c),
 	}
 }
 
-static int json_special(int c)
-{
-	return c == '"' || c == '\\';
-}
+static struct plain json_plain, folded_plain, text_plain;
 
 static void json_esc1(struct dcg_buf *b, unsigned c)
 {
@@ -279,7 +316,7 @@ static void json_esc1(struct dcg_buf *b, unsigned c)
 
 void dcg_esc_json(struct dcg_buf *b, const char *s)
 {
-	esc_with(b, s, json_special, json_esc1);
+	esc_with(b, s, plain_of(&json_plain, "\"\\"), json_esc1);
 }
 
 static void dot_esc1(struct dcg_buf *b, unsigned c)
@@ -292,12 +329,7 @@ static void dot_esc1(struct dcg_buf *b, unsigned c)
 
 void dcg_esc_dot(struct dcg_buf *b, const char *s)
 {
-	esc_with(b, s, json_special, dot_esc1);
-}
-
-static int folded_special(int c)
-{
-	return c == ';' || c == '\\';
+	esc_with(b, s, plain_of(&json_plain, "\"\\"), dot_esc1);
 }
 
 static void folded_esc1(struct dcg_buf *b, unsigned c)
@@ -307,12 +339,7 @@ static void folded_esc1(struct dcg_buf *b, unsigned c)
 
 void dcg_esc_folded(struct dcg_buf *b, const char *s)
 {
-	esc_with(b, s, folded_special, folded_esc1);
-}
-
-static int text_special(int c)
-{
-	return c == '\\';
+	esc_with(b, s, plain_of(&folded_plain, ";\\"), folded_esc1);
 }
 
 static void text_esc1(struct dcg_buf *b, unsigned c)
@@ -325,7 +352,7 @@ static void text_esc1(struct dcg_buf *b, unsigned c)
 
 void dcg_esc_text(struct dcg_buf *b, const char *s)
 {
-	esc_with(b, s, text_special, text_esc1);
+	esc_with(b, s, plain_of(&text_plain, "\\"), text_esc1);
 }
 
 /* ---- names kept once each ---- */

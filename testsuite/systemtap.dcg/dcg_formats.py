@@ -12,6 +12,9 @@ Exits 1 with "BAD: why" lines when a check fails.
       indented by depth (E names without the " (signal SIGX)" mark, as
       the tree prints returns), and "spans ok" when each B..E span holds
       its children's.
+  dcg_formats.py chrome-count FILE   the same checks, reading a trace of
+      any size one event a line (as ustap writes it); prints the number
+      of B events per name, sorted.
   dcg_formats.py folded FILE   each line is FRAMES WEIGHT with an integer
       weight; prints the lines with the first frame's pid as PID, sorted.
   dcg_formats.py sum-folded FILE   prints the sum of the weights.
@@ -82,6 +85,40 @@ def chrome(path):
             print(l)
     if spans_ok:
         print("spans ok")
+
+
+def chrome_count(path):
+    counts, stacks, last = {}, {}, {}
+    with open(path, "rb") as f:
+        head = f.readline()
+        if head != b'{"traceEvents":[\n':
+            bad.append("first line %r" % head)
+        for raw in f:
+            line = raw.decode("utf-8").rstrip("\n")
+            if line.startswith("]"):
+                json.loads('{"traceEvents":[' + line)
+                break
+            e = json.loads(line[:-1] if line.endswith(",") else line)
+            key = (e["pid"], e["tid"])
+            if e["ph"] == "M":
+                continue
+            ts = float(e["ts"])
+            if ts < last.get(key, -1.0):
+                bad.append("time goes back on %r" % (key,))
+            last[key] = ts
+            st = stacks.setdefault(key, [])
+            if e["ph"] == "B":
+                st.append(e["name"])
+                counts[e["name"]] = counts.get(e["name"], 0) + 1
+            elif not st or st.pop() != e["name"]:
+                bad.append("E %r does not end the open B" % e["name"])
+        else:
+            bad.append("no closing line")
+    for key, st in stacks.items():
+        if st:
+            bad.append("left open on %r: %r" % (key, st))
+    for name in sorted(counts):
+        print("B %s %d" % (esc(name), counts[name]))
 
 
 def folded_lines(path):
@@ -157,6 +194,8 @@ if __name__ == "__main__":
     try:
         if what == "chrome":
             chrome(path)
+        elif what == "chrome-count":
+            chrome_count(path)
         elif what == "folded":
             folded(path)
         elif what == "sum-folded":
