@@ -6,6 +6,7 @@
  *
  *   digraph "dynamic call graph" {
  *   node [shape=box, fontname="monospace"];
+ *   edge [fontname="monospace"];
  *   f0 [label="root\n1 call\ntotal 119.230 us\nself 10.450 us"];
  *   f1 [label="rec\n3 calls\ntotal 36.120 us\nself 20.001 us"];
  *   f0 -> f1 [label="1"];
@@ -59,7 +60,8 @@ static void dot_end(void)
 	struct dcg_buf b = {0};
 
 	dcg_out_puts("digraph \"dynamic call graph\" {\n"
-		     "node [shape=box, fontname=\"monospace\"];\n");
+		     "node [shape=box, fontname=\"monospace\"];\n"
+		     "edge [fontname=\"monospace\"];\n");
 	for (uint32_t i = 0; f && i < nn; i++) {
 		if (!f[i].calls)
 			continue;

@@ -1,0 +1,31 @@
+#!/bin/bash
+# The call graph's pictures in doc/, made from the demo (examples/dcg/app.c):
+#   doc/dcg-callgraph.svg   examples/dcg/callgraph_dot.stp, rendered by dot
+#   doc/dcg-speedscope.png  examples/dcg/chrome.stp's trace in speedscope
+#                           (Debian's headless chromium, puppeteer-core:
+#                           testsuite/browser/speedscope-check.js)
+# Needs a built tree (make), graphviz, chromium, and the npm packages of
+# testsuite/browser (installed there by this script if missing).
+#   doc/make-pictures.sh
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d /tmp/ustap-pictures.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+for t in dot /usr/bin/chromium node npm; do
+	command -v "$t" >/dev/null || {
+		echo "make-pictures: $t missing (apt-get install graphviz chromium nodejs npm)" >&2
+		exit 1
+	}
+done
+[ -x "$top/stap" ] || { echo "make-pictures: build first (make)" >&2; exit 1; }
+if [ ! -d "$top/testsuite/browser/node_modules/speedscope" ]; then
+	(cd "$top/testsuite/browser" && npm install --no-audit --no-fund --no-package-lock)
+fi
+gcc -O2 -g -o "$tmp/app" "$top/examples/dcg/app.c"
+cd "$tmp"
+"$top/stap" "$top/examples/dcg/callgraph_dot.stp" -c ./app >/dev/null
+dot -Tsvg app.dot -o "$top/doc/dcg-callgraph.svg"
+"$top/stap" "$top/examples/dcg/chrome.stp" -c ./app >/dev/null
+node "$top/testsuite/browser/speedscope-check.js" "$top/testsuite/browser/node_modules" \
+	app-trace.json "$top/doc/dcg-speedscope.png" "app (pid " handle_request parse
+echo "make-pictures: doc/dcg-callgraph.svg and doc/dcg-speedscope.png written"
