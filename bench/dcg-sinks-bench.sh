@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 r=$top/runtime/dcg
 ${CC:-gcc} -O2 -g -I"$top/runtime" -o "$tmp/bench-dcg-sinks" "$top/bench/bench-dcg-sinks.c" \
 	"$r/sink_run.c" "$r/sink_out.c" "$r/sink_ring.c" "$r/sink_paths.c" "$r/sink_chrome.c" \
-	"$r/sink_folded.c" "$r/sink_report.c" "$r/sink_dot.c" "$r/sink_tree.c"
+	"$r/sink_folded.c" "$r/sink_report.c" "$r/sink_dot.c" "$r/sink_tree.c" "$r/sink_spool.c"
 
 # the fastest of $rounds runs: "ns_per_record bytes rss_kb records"
 run() {

@@ -7,13 +7,15 @@
  * (microseconds since tracing began in the thread, execname(tid), one
  * space per level, the name whole however long). With
  * dynamic_call_graph_durations(1), a return whose call was shown says how
- * long the call took: "<- g [libc.so.6] (3.2 us)". */
+ * long the call took: "<- g [libc.so.6] (3.2 us)". "tree:threads" keeps
+ * each thread's lines together, written at the end (sink_spool.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "sink.h"
 #include "sink_out.h"
 #include "sink_run.h"
+#include "sink_spool.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,6 +39,14 @@ static int line_fit(size_t n)
 		return -1;
 	line = v;
 	line_cap = cap;
+	return 0;
+}
+
+static int by_thread;
+
+static int tree_begin(void)
+{
+	by_thread = !strcmp(dcg_sink_option(), "threads");
 	return 0;
 }
 
@@ -65,18 +75,27 @@ static void tree_record(const struct dcg_sink_rec *r)
 	memcpy(line + off, sig, sl);
 	off += sl;
 	line[off++] = '\n';
-	dcg_out_write(line, off);
+	if (by_thread)
+		dcg_spool_write(r->thread, line, off);
+	else
+		dcg_out_write(line, off);
 }
 
 static void tree_end(void)
 {
+	if (by_thread)
+		dcg_spool_end();
 	free(line);
 	line = NULL;
 	line_cap = 0;
 }
 
+static const char *const tree_options[] = {"", "threads", NULL};
+
 const struct dcg_sink dcg_sink_tree = {
     .name = "tree",
+    .begin = tree_begin,
     .record = tree_record,
     .end = tree_end,
+    .options = tree_options,
 };
