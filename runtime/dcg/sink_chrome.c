@@ -53,9 +53,7 @@ static void event_start(const char *ph, pid_t pid, pid_t tid)
 static void event_end(void)
 {
 	dcg_buf_puts(&line, "}");
-	if (!line.oom)
-		dcg_out_write(line.p, line.n);
-	line.oom = 0;
+	dcg_out_buf(&line);
 }
 
 static void meta(pid_t pid, pid_t tid, const char *what, const char *text, pid_t paren)

@@ -26,11 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void dot_record(const struct dcg_sink_rec *r)
-{
-	dcg_paths_record(r);
-}
-
 struct edge {
 	uint32_t from, to;
 	uint64_t calls;
@@ -42,14 +37,6 @@ static int edge_cmp(const void *a, const void *b)
 	if (x->from != y->from)
 		return x->from < y->from ? -1 : 1;
 	return x->to < y->to ? -1 : x->to > y->to;
-}
-
-static void put(struct dcg_buf *b)
-{
-	if (!b->oom)
-		dcg_out_write(b->p, b->n);
-	b->n = 0;
-	b->oom = 0;
 }
 
 static void dot_end(void)
@@ -73,7 +60,7 @@ static void dot_end(void)
 		dcg_buf_puts(&b, " us\\nself ");
 		dcg_buf_us(&b, f[i].self);
 		dcg_buf_puts(&b, " us\"];\n");
-		put(&b);
+		dcg_out_buf(&b);
 	}
 	/* edges: each path's calls, summed per (caller, callee) */
 	for (uint32_t i = 0; e && i < np; i++) {
@@ -90,7 +77,7 @@ static void dot_end(void)
 			calls += e[++i].calls;
 		dcg_buf_printf(&b, "f%" PRIu32 " -> f%" PRIu32 " [label=\"%" PRIu64 "\"];\n",
 			       e[i].from, e[i].to, calls);
-		put(&b);
+		dcg_out_buf(&b);
 	}
 	dcg_out_puts("}\n");
 	free(e);
@@ -101,7 +88,7 @@ static void dot_end(void)
 
 const struct dcg_sink dcg_sink_dot = {
     .name = "dot",
-    .record = dot_record,
+    .record = dcg_paths_record,
     .end = dot_end,
     .ext = "dot",
     .closes_open = 1,

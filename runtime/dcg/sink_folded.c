@@ -21,11 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void folded_record(const struct dcg_sink_rec *r)
-{
-	dcg_paths_record(r);
-}
-
 /* The path of node i, escaped, into b. */
 static void path_of(struct dcg_buf *b, uint32_t i)
 {
@@ -51,9 +46,7 @@ static void folded_end(void)
 		line.n = 0;
 		path_of(&line, i);
 		dcg_buf_printf(&line, " %" PRIu64 "\n", w);
-		if (!line.oom)
-			dcg_out_write(line.p, line.n);
-		line.oom = 0;
+		dcg_out_buf(&line);
 	}
 	dcg_buf_free(&line);
 	dcg_paths_free();
@@ -63,7 +56,7 @@ static const char *const folded_options[] = {"time", "calls", NULL};
 
 const struct dcg_sink dcg_sink_folded = {
     .name = "folded",
-    .record = folded_record,
+    .record = dcg_paths_record,
     .end = folded_end,
     .ext = "folded",
     .closes_open = 1,

@@ -90,6 +90,14 @@ void dcg_out_printf(const char *fmt, ...)
 	free(big);
 }
 
+void dcg_out_buf(struct dcg_buf *b)
+{
+	if (!b->oom)
+		dcg_out_write(b->p, b->n);
+	b->n = 0;
+	b->oom = 0;
+}
+
 int dcg_out_close(void)
 {
 	int rc = 0;

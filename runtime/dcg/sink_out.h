@@ -14,6 +14,8 @@
 
 /* ---- the output ---- */
 
+struct dcg_buf;
+
 /* Open path for writing, truncated ("-": stap's output). 0, or -errno
  * (nothing changes). The previous file, if any, is closed. */
 int dcg_out_open(const char *path);
@@ -26,6 +28,8 @@ const char *dcg_out_path(void);
 void dcg_out_write(const void *p, size_t n);
 void dcg_out_puts(const char *s);
 void dcg_out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write b's text (none if it was cut by a failed allocation), then empty b. */
+void dcg_out_buf(struct dcg_buf *b);
 /* Flush and close the file (a no-op on stap's output). 0, or -1 after a
  * message if the file could not be written whole. */
 int dcg_out_close(void);

@@ -34,11 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void paths_record(const struct dcg_sink_rec *r)
-{
-	dcg_paths_record(r);
-}
-
 static void put_us(struct dcg_buf *b, uint64_t ns)
 {
 	struct dcg_buf t = {0};
@@ -50,10 +45,7 @@ static void put_us(struct dcg_buf *b, uint64_t ns)
 static void put_line(struct dcg_buf *b)
 {
 	dcg_buf_puts(b, "\n");
-	if (!b->oom)
-		dcg_out_write(b->p, b->n);
-	b->n = 0;
-	b->oom = 0;
+	dcg_out_buf(b);
 }
 
 /* ---- report ---- */
@@ -125,7 +117,7 @@ static const char *const report_options[] = {"total", "self", "calls", "avg", "m
 
 const struct dcg_sink dcg_sink_report = {
     .name = "report",
-    .record = paths_record,
+    .record = dcg_paths_record,
     .end = report_end,
     .ext = "txt",
     .closes_open = 1,
@@ -178,7 +170,7 @@ static void graph_end(void)
 
 const struct dcg_sink dcg_sink_graph = {
     .name = "graph",
-    .record = paths_record,
+    .record = dcg_paths_record,
     .end = graph_end,
     .ext = "txt",
     .closes_open = 1,

@@ -1,17 +1,14 @@
-/* The call graph's output formats (systemtap.dcg/formats.exp). Built at
- * -O2, functions noinline; formats.exp renames odd_name() with objcopy to
- * a symbol with a quote, backslashes, a newline, a tab, \001, \377 and a
- * ';' in it.
+/* The call graph's output formats (systemtap.dcg/formats.exp; longjmp
+ * and exit come from dcg_cases.c). Built at -O2, functions noinline;
+ * formats.exp renames odd_name() with objcopy to a symbol with a quote,
+ * backslashes, a newline, a tab, \001, \377 and a ';' in it.
  *   dcg_formats names     root(): rec(2) (recursion), odd_name() through a
  *                         pointer, a SIGUSR1 handler run in the thread
- *   dcg_formats longjmp   root_longjmp(): longjmp out of three frames
- *   dcg_formats exit      root_exit(): the thread exits two frames deep
  *   dcg_formats walk      walk(3) twice: a recursive function, for the
  *                         outermost-only switch-on
  *   dcg_formats requests  serve(): 12 requests, the 9th slow (it calls
  *                         slow_path()); for the flight recorder
  *   dcg_formats spin      spin() forever (Ctrl-C) */
-#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,45 +61,6 @@ NI void root(void)
 	sink = leaf(4);
 }
 
-static jmp_buf jb;
-
-NI void deep3(int n)
-{
-	sink = leaf(n);
-	longjmp(jb, 1);
-}
-
-NI void deep2(int n)
-{
-	deep3(n + 1);
-	sink = n;
-}
-
-NI void deep1(int n)
-{
-	deep2(n + 1);
-	sink = n;
-}
-
-NI void root_longjmp(void)
-{
-	if (!setjmp(jb))
-		deep1(1);
-	sink = leaf(5);
-}
-
-NI void quit(int n)
-{
-	sink = leaf(n);
-	__asm__ volatile("syscall" : : "a"(231), "D"(0) : "rcx", "r11", "memory");
-}
-
-NI void root_exit(void)
-{
-	sink = leaf(1);
-	quit(2);
-}
-
 NI int walk(int n)
 {
 	if (n <= 0)
@@ -147,10 +105,6 @@ int main(int argc, char **argv)
 	signal(SIGUSR1, handler);
 	if (!strcmp(m, "names"))
 		root();
-	else if (!strcmp(m, "longjmp"))
-		root_longjmp();
-	else if (!strcmp(m, "exit"))
-		root_exit();
 	else if (!strcmp(m, "walk"))
 		sink = walk(3) + walk(3);
 	else if (!strcmp(m, "requests"))
