@@ -140,6 +140,21 @@ static int buf_fit(struct dcg_buf *b, size_t more)
 	return 0;
 }
 
+int dcg_grow(void *pp, size_t n, size_t *cap, size_t size)
+{
+	void *p, *v;
+
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : 16;
+	memcpy(&p, pp, sizeof p);
+	if (!(v = realloc(p, c * size)))
+		return -1;
+	memcpy(pp, &v, sizeof v);
+	*cap = c;
+	return 0;
+}
+
 void dcg_buf_put(struct dcg_buf *b, const void *p, size_t n)
 {
 	if (buf_fit(b, n) < 0)
@@ -375,14 +390,8 @@ static size_t str_hash(const char *s)
 
 static int strtab_grow(struct dcg_strtab *t)
 {
-	if (t->n == t->caps) {
-		size_t cap = t->caps ? 2 * t->caps : 128;
-		char **v = realloc(t->s, cap * sizeof *v);
-		if (!v)
-			return -1;
-		t->s = v;
-		t->caps = cap;
-	}
+	if (dcg_grow(&t->s, t->n, &t->caps, sizeof *t->s) < 0)
+		return -1;
 	if (2 * (t->n + 1) <= t->caph)
 		return 0;
 	size_t cap = t->caph ? 2 * t->caph : 256;
@@ -440,14 +449,8 @@ void *dcg_tmap_get(struct dcg_tmap *m, pid_t pid, pid_t tid, int create)
 			return m->e[i].v;
 	if (!create)
 		return NULL;
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 8;
-		struct dcg_tmap_ent *v = realloc(m->e, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		m->e = v;
-		m->cap = cap;
-	}
+	if (dcg_grow(&m->e, m->n, &m->cap, sizeof *m->e) < 0)
+		return NULL;
 	void *v = calloc(1, m->size);
 	if (!v)
 		return NULL;

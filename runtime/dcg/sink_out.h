@@ -50,6 +50,11 @@ void dcg_buf_u64(struct dcg_buf *b, uint64_t v);
 const char *dcg_buf_str(struct dcg_buf *b);
 void dcg_buf_free(struct dcg_buf *b);
 
+/* Room in the array *pp (a pointer to it: T **) for element n: it grows
+ * (doubling from 16) when n reaches *cap elements of size bytes. 0, or -1
+ * when out of memory (the array stays as it was). */
+int dcg_grow(void *pp, size_t n, size_t *cap, size_t size);
+
 /* ---- names, escaped for each format ---- */
 
 /* The name a format shows for a frame: r->name, and for a signal

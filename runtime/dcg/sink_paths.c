@@ -10,7 +10,8 @@
 #include <string.h>
 
 static struct dcg_pnode *nodes;
-static uint32_t nnodes, capnodes;
+static uint32_t nnodes;
+static size_t capnodes;
 static uint32_t *slots; /* (parent, name) -> node + 1 */
 static size_t capslots;
 static struct dcg_strtab names;
@@ -36,14 +37,8 @@ static size_t slot_of(uint32_t parent, uint32_t name)
 
 static int grow(void)
 {
-	if (nnodes == capnodes) {
-		uint32_t cap = capnodes ? 2 * capnodes : 256;
-		struct dcg_pnode *v = realloc(nodes, cap * sizeof *v);
-		if (!v)
-			return -1;
-		nodes = v;
-		capnodes = cap;
-	}
+	if (dcg_grow(&nodes, nnodes, &capnodes, sizeof *nodes) < 0)
+		return -1;
 	if (2 * ((size_t)nnodes + 1) <= capslots)
 		return 0;
 	size_t cap = capslots ? 2 * capslots : 512;
@@ -117,14 +112,8 @@ void dcg_paths_record(const struct dcg_sink_rec *r)
 		uint32_t p = node_at(DCG_PNONE, dcg_strtab_id(&names, dcg_buf_str(&tmp)));
 		t->proc = p == DCG_PNONE ? 0 : p + 1;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		uint32_t *v = realloc(t->s, cap * sizeof *v);
-		if (!v)
-			return;
-		t->s = v;
-		t->cap = cap;
-	}
+	if (dcg_grow(&t->s, t->n, &t->cap, sizeof *t->s) < 0)
+		return;
 	uint32_t parent = t->n ? t->s[t->n - 1] : t->proc ? t->proc - 1 : DCG_PNONE;
 	uint32_t i = DCG_PNONE;
 	if (parent != DCG_PNONE || !t->n)

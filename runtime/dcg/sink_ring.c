@@ -61,14 +61,8 @@ static void apply_to_open(struct ring *g, const struct rent *e)
 		g->nopen--;
 	if (e->kind != DCG_REC_CALL)
 		return;
-	if (g->nopen == g->capopen) {
-		size_t cap = g->capopen ? 2 * g->capopen : 32;
-		struct rent *v = realloc(g->open, cap * sizeof *v);
-		if (!v)
-			return;
-		g->open = v;
-		g->capopen = cap;
-	}
+	if (dcg_grow(&g->open, g->nopen, &g->capopen, sizeof *g->open) < 0)
+		return;
 	g->open[g->nopen++] = *e;
 }
 

@@ -335,15 +335,7 @@ static void deliver(struct dcg_sink_rec *r)
 		/* a call at the depth of open frames: they are over */
 		while (t->n && t->f[t->n - 1].depth >= r->depth)
 			closes ? close_top(t, r->ns, r->mono_ns) : pop_quietly(t);
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 64;
-			struct lframe *v = realloc(t->f, cap * sizeof *v);
-			if (v) {
-				t->f = v;
-				t->cap = cap;
-			}
-		}
-		if (t->n < t->cap) {
+		if (dcg_grow(&t->f, t->n, &t->cap, sizeof *t->f) == 0) {
 			struct lframe *f = &t->f[t->n++];
 			f->depth = r->depth;
 			f->sig = r->sig;

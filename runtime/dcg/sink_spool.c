@@ -54,14 +54,8 @@ static void spill(struct spool_thread *t)
 		failed = 1;
 		return;
 	}
-	if (nchunks == capchunks) {
-		size_t cap = capchunks ? 2 * capchunks : 64;
-		struct chunk *v = realloc(chunks, cap * sizeof *v);
-		if (!v)
-			return;
-		chunks = v;
-		capchunks = cap;
-	}
+	if (dcg_grow(&chunks, nchunks, &capchunks, sizeof *chunks) < 0)
+		return;
 	if (fseek(file, file_len, SEEK_SET) != 0 ||
 	    fwrite(t->pending.p, 1, t->pending.n, file) != t->pending.n) {
 		_stp_msg_error("dynamic call graph: cannot write the threads' trees: %s",
