@@ -19,6 +19,7 @@ static struct dcg_buf tmp;
 
 /* Each thread's stack of nodes. */
 struct pthread {
+	pid_t pid, tid;
 	uint32_t proc;
 	uint32_t *s;
 	size_t n, cap;
@@ -28,6 +29,7 @@ static void pthread_free(void *v)
 	free(((struct pthread *)v)->s);
 }
 static struct dcg_tmap threads = {.size = sizeof(struct pthread)};
+static struct pthread *last_t; /* the thread of the last record */
 
 static size_t slot_of(uint32_t parent, uint32_t name)
 {
@@ -90,10 +92,14 @@ static uint32_t node_at(uint32_t parent, uint32_t name)
 void dcg_paths_record(const struct dcg_sink_rec *r)
 {
 	const struct dcg_sink_thread *th = r->thread;
-	struct pthread *t = dcg_tmap_get(&threads, th->pid, th->tid, 1);
+	struct pthread *t = last_t && last_t->tid == th->tid && last_t->pid == th->pid
+	    ? last_t
+	    : dcg_tmap_get(&threads, th->pid, th->tid, 1);
 
-	if (!t)
+	if (!(last_t = t))
 		return;
+	t->pid = th->pid;
+	t->tid = th->tid;
 	if (r->kind == DCG_REC_RETURN) {
 		if (!r->matched || !t->n)
 			return;
@@ -202,4 +208,5 @@ void dcg_paths_free(void)
 	dcg_strtab_free(&names);
 	dcg_buf_free(&tmp);
 	dcg_tmap_free(&threads, pthread_free);
+	last_t = NULL;
 }

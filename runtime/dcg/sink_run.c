@@ -80,8 +80,10 @@ static int parse_format(const char *text, const struct dcg_sink **sink, const ch
 		size_t n = 0;
 		names[0] = '\0';
 		for (size_t j = 0; k->options && k->options[j]; j++)
-			n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0,
-					      "%s%s", j ? ", " : "", k->options[j]);
+			if (*k->options[j]) /* "": the format alone */
+				n += (size_t)snprintf(names + n,
+						      n < sizeof names ? sizeof names - n : 0,
+						      "%s%s", n ? ", " : "", k->options[j]);
 		snprintf(why, whylen, "unknown option '%s' of format %s (%s)", colon + 1, k->name,
 			 k->options ? names : "it has none");
 		return -1;
@@ -311,10 +313,12 @@ static void pop_quietly(struct lthread *t)
 		t->arena.n = f->name;
 }
 
+/* The thread of the last record (a batch is one thread's). */
+static struct lthread *last_t;
+
 static void deliver(struct dcg_sink_rec *r)
 {
 	const struct dcg_sink_thread *th = r->thread;
-	struct lthread *t = dcg_tmap_get(&threads, th->pid, th->tid, 1);
 	int closes = cfg.sink->closes_open;
 
 	r->matched = r->call_sig = 0;
@@ -322,6 +326,14 @@ static void deliver(struct dcg_sink_rec *r)
 	r->closed = 0;
 	if (!sink_ready())
 		return;
+	if (!closes && cfg.durations <= 0) { /* the plain tree: as the records come */
+		cfg.sink->record(r);
+		return;
+	}
+	struct lthread *t = last_t && last_t->th.tid == th->tid && last_t->th.pid == th->pid
+	    ? last_t
+	    : dcg_tmap_get(&threads, th->pid, th->tid, 1);
+	last_t = t;
 	if (t && !t->th.tid) {
 		t->th = *th;
 		snprintf(t->comm, sizeof t->comm, "%s", th->execname ? th->execname : "");
@@ -381,6 +393,7 @@ static void stop_thread(const struct dcg_sink_thread *th, uint64_t ns, uint64_t 
 		while (t->n)
 			close_top(t, ns, mono_ns);
 	}
+	last_t = NULL;
 	dcg_tmap_del(&threads, th->pid, th->tid, lthread_free);
 }
 
@@ -463,6 +476,7 @@ void dcg_run_finish(void)
 			cfg.sink->name, path);
 	free(path);
 	dcg_tmap_free(&threads, lthread_free);
+	last_t = NULL;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.durations = -1;
 	cfg.ring = -1;

@@ -19,6 +19,7 @@
 #define SPOOL_BUF 16384
 
 struct spool_thread {
+	pid_t pid, tid;
 	struct dcg_buf pending;
 	size_t first_chunk, last_chunk; /* (size_t)-1: none */
 	unsigned order;
@@ -32,6 +33,7 @@ struct chunk {
 
 static struct dcg_tmap threads = {.size = sizeof(struct spool_thread)};
 static unsigned nthreads;
+static struct spool_thread *last_t; /* the thread of the last line */
 static struct chunk *chunks;
 static size_t nchunks, capchunks;
 static FILE *file;
@@ -75,14 +77,19 @@ static void spill(struct spool_thread *t)
 
 void dcg_spool_write(const struct dcg_sink_thread *th, const char *p, size_t n)
 {
-	struct spool_thread *t = dcg_tmap_get(&threads, th->pid, th->tid, 0);
+	struct spool_thread *t = last_t && last_t->tid == th->tid && last_t->pid == th->pid
+	    ? last_t
+	    : dcg_tmap_get(&threads, th->pid, th->tid, 0);
 
 	if (!t) {
 		if (!(t = dcg_tmap_get(&threads, th->pid, th->tid, 1)))
 			return;
+		t->pid = th->pid;
+		t->tid = th->tid;
 		t->first_chunk = t->last_chunk = (size_t)-1;
 		t->order = nthreads++;
 	}
+	last_t = t;
 	if (t->pending.n + n > SPOOL_BUF)
 		spill(t);
 	dcg_buf_put(&t->pending, p, n);
@@ -119,6 +126,7 @@ void dcg_spool_end(void)
 			dcg_out_write(t->pending.p, t->pending.n);
 	}
 	dcg_tmap_free(&threads, thread_free);
+	last_t = NULL;
 	nthreads = 0;
 	free(chunks);
 	chunks = NULL;
