@@ -10,6 +10,7 @@ out=$(mktemp -d /tmp/ustap-bench-ptrace.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 ${CC:-gcc} -O2 -g -I"$top/runtime" -o "$out/bench-ptrace-probe" \
 	"$top/bench/bench-ptrace-probe.c" "$top"/runtime/ptrace/ptrace_*.c \
-	"$top/runtime/arch/x86_64/insn.c" -lZydis
+	"$top/runtime/run/sigstate.c" "$top/runtime/lang/debug.c" \
+	"$top/runtime/arch/x86_64/insn.c" -lZydis || exit 1
 echo "== ptrace probe cost (bench/bench-ptrace-probe.c)"
 "$out/bench-ptrace-probe" "${1:-${BENCH_CALLS:-20000}}"

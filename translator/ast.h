@@ -110,6 +110,7 @@ struct expr {
 	enum exp_type type;		  /* set by pass 2 */
 	const char *op;			  /* operator text where relevant */
 	int64_t num;			  /* E_NUMBER */
+	int num_hex;			  /* E_NUMBER: -p2 prints it in hex (an address) */
 	const char *str;		  /* E_STRING value; E_SYMBOL/E_CALL/E_PRINT name;
 					     E_TARGET base name incl. '$'; E_EMBEDDED code;
 					     E_REGEX the regex (right side literal) */

@@ -82,7 +82,10 @@ void print_expr(struct strbuf *out, const struct expr *e)
 {
 	switch (e->kind) {
 	case E_NUMBER:
-		sb_printf(out, "%" PRId64, e->num);
+		if (e->num_hex)
+			sb_printf(out, "0x%" PRIx64, (uint64_t)e->num);
+		else
+			sb_printf(out, "%" PRId64, e->num);
 		break;
 	case E_STRING:
 		print_string(out, e, 0);

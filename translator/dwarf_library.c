@@ -302,6 +302,21 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 	return found;
 }
 
+int dwq_library_named_directly(const char *lib)
+{
+	char *p;
+	int found;
+
+	if (strpbrk(lib, "*?["))
+		return 0;
+	if (strchr(lib, '/') || is_file(lib))
+		return 1;
+	p = search_dirs(getenv("LD_LIBRARY_PATH"), ".", lib);
+	found = p != NULL;
+	free(p);
+	return found;
+}
+
 /* A glob, or a bare name ld.so.cache knows, becomes the file found; a
  * path or another name stays as written (SystemTap rewrites only what
  * its own search resolved). */

@@ -39,8 +39,9 @@ static void add_slot(struct slots *s, uint64_t got, const char *name)
 }
 
 /* Every symbol-named relocation of a dynamic relocation section: JUMP_SLOT
- * from .rela.plt, GLOB_DAT from .rela.dyn (stubs in .plt.got use those). */
-static void read_relocs(Elf *elf, struct slots *s)
+ * from .rela.plt, GLOB_DAT from .rela.dyn (stubs in .plt.got use those),
+ * unless jump_only. */
+static void read_relocs(Elf *elf, struct slots *s, int jump_only)
 {
 	Elf_Scn *scn = NULL;
 
@@ -67,7 +68,7 @@ static void read_relocs(Elf *elf, struct slots *s)
 			if (!gelf_getrela(d, (int)i, &r))
 				break;
 			type = (unsigned)GELF_R_TYPE(r.r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type != R_X86_64_JUMP_SLOT && (jump_only || type != R_X86_64_GLOB_DAT))
 				continue;
 			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym))
 				continue;
@@ -162,7 +163,7 @@ int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out
 		close(fd);
 		return -1;
 	}
-	read_relocs(elf, &s);
+	read_relocs(elf, &s, 0);
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		const char *nm;
@@ -203,4 +204,24 @@ void dwq_plts_free(struct dwq_plts *p)
 	free(p->v);
 	p->v = NULL;
 	p->n = 0;
+}
+
+int dwq_plt_candidates(struct dwq_mod *m, char ***out)
+{
+	struct slots s = {0};
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(dwq_dwfl_module(m), &bias);
+	char **v;
+
+	if (elf)
+		read_relocs(elf, &s, 1);
+	v = calloc(s.n + 1, sizeof *v);
+	if (!v)
+		abort();
+	for (size_t i = 0; i < s.n; i++)
+		if (!(v[i] = strdup(s.v[i].name)))
+			abort();
+	*out = v;
+	free(s.v);
+	return (int)s.n;
 }

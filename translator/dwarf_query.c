@@ -280,7 +280,7 @@ void dwq_spec_free(struct dwq_spec *s)
 
 /* SystemTap matches a file pattern against the whole path or any
  * trailing component sequence ("a.c" matches "/src/a.c"). */
-static int file_matches(const char *pattern, const char *file)
+int dwq_file_matches(const char *pattern, const char *file)
 {
 	const char *p;
 
@@ -487,7 +487,7 @@ static void add_dwarf_func(struct collect *c, Dwarf_Die *die, int inlined, const
 		return;
 	file = dwarf_decl_file(die);
 	dwarf_decl_line(die, &line);
-	if (c->spec.file && !file_matches(c->spec.file, file))
+	if (c->spec.file && !dwq_file_matches(c->spec.file, file))
 		return;
 	if (c->spec.file && !line_matches(&c->spec, line))
 		return;
@@ -592,6 +592,37 @@ static void collect_dwarf(struct collect *c)
 	}
 }
 
+/* The name (without @VERSION, malloc'd) of symbol I when it is a defined
+ * function; NULL otherwise. */
+static char *symtab_func(struct collect *c, int i, GElf_Sym *s, GElf_Addr *addr)
+{
+	const char *name = dwfl_module_getsym_info(c->m->mod, i, s, addr, NULL, NULL, NULL);
+
+	if (!name || !*name || s->st_shndx == SHN_UNDEF)
+		return NULL;
+	if (GELF_ST_TYPE(s->st_info) != STT_FUNC && GELF_ST_TYPE(s->st_info) != STT_GNU_IFUNC)
+		return NULL;
+	return strndup(name, strcspn(name, "@"));
+}
+
+/* A function only the symbol table knows; takes NAME. */
+static void add_symtab_func(struct collect *c, char *name, GElf_Addr addr, uint64_t size)
+{
+	int exported = is_exported(c->m, name);
+	struct dwq_func *f;
+
+	if (c->exported_only && !exported) {
+		free(name);
+		return;
+	}
+	f = push_func(c);
+	f->name = name;
+	f->qualname = strdup(name);
+	f->entry = f->probe = addr - c->m->elf_bias;
+	f->size = size;
+	f->exported = exported;
+}
+
 static void collect_symtab(struct collect *c)
 {
 	int n = dwfl_module_getsymtab(c->m->mod);
@@ -601,27 +632,12 @@ static void collect_symtab(struct collect *c)
 	for (int i = 1; i < n; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
-		const char *name =
-		    dwfl_module_getsym_info(c->m->mod, i, &s, &addr, NULL, NULL, NULL);
-		struct dwq_func *f;
-		char *bare;
+		char *bare = symtab_func(c, i, &s, &addr);
 
-		if (!name || !*name || s.st_shndx == SHN_UNDEF)
-			continue;
-		if (GELF_ST_TYPE(s.st_info) != STT_FUNC && GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC)
-			continue;
-		bare = strndup(name, strcspn(name, "@"));
-		if (fnmatch(c->spec.func, bare, 0) ||
-		    (c->exported_only && !is_exported(c->m, bare))) {
+		if (bare && !fnmatch(c->spec.func, bare, 0))
+			add_symtab_func(c, bare, addr, s.st_size);
+		else
 			free(bare);
-			continue;
-		}
-		f = push_func(c);
-		f->name = bare;
-		f->qualname = strdup(bare);
-		f->entry = f->probe = addr - c->m->elf_bias;
-		f->size = s.st_size;
-		f->exported = is_exported(c->m, bare);
 	}
 }
 
@@ -635,8 +651,10 @@ static int have_entry(const struct collect *c, uint64_t vaddr, const char *name)
 	return 0;
 }
 
-/* The out-of-line subprogram DIE whose entry is PC (a dwfl address). */
-static int subprogram_at(struct dwq_mod *m, Dwarf_Addr pc, Dwarf_Die *out, int *optimized)
+/* Is PC (a dwfl address) inside a function DWARF describes? With OUT,
+ * only an out-of-line subprogram whose entry is PC counts: it is put in
+ * OUT, and whether its CU is optimized in *OPTIMIZED. */
+static int dwarf_function_at(struct dwq_mod *m, Dwarf_Addr pc, Dwarf_Die *out, int *optimized)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &bias);
@@ -650,32 +668,18 @@ static int subprogram_at(struct dwq_mod *m, Dwarf_Addr pc, Dwarf_Die *out, int *
 		Dwarf_Addr e;
 		uint64_t sz;
 
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram &&
-		    die_entry(&scopes[i], &e, &sz) == 0 && e == pc - bias) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		if (!out)
+			found = 1;
+		else if (die_entry(&scopes[i], &e, &sz) == 0 && e == pc - bias) {
 			*out = scopes[i];
 			found = 1;
 		}
 	}
 	free(scopes);
-	if (found)
+	if (found && out)
 		*optimized = producer_optimized(cu);
-	return found;
-}
-
-/* Is PC (a dwfl address) inside a function DWARF describes? */
-static int in_dwarf_function(struct dwq_mod *m, Dwarf_Addr pc)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, pc, &bias);
-	Dwarf_Die *scopes = NULL;
-	int n, found = 0;
-
-	if (!cu)
-		return 0;
-	n = dwarf_getscopes(cu, pc - bias, &scopes);
-	for (int i = 0; i < n && !found; i++)
-		found = dwarf_tag(&scopes[i]) == DW_TAG_subprogram;
-	free(scopes);
 	return found;
 }
 
@@ -691,36 +695,20 @@ static void collect_symtab_aliases(struct collect *c)
 	for (int i = 1; i < n; i++) {
 		GElf_Sym s;
 		GElf_Addr addr;
-		const char *name =
-		    dwfl_module_getsym_info(c->m->mod, i, &s, &addr, NULL, NULL, NULL);
-		char *bare;
+		char *bare = symtab_func(c, i, &s, &addr);
 		Dwarf_Die die;
 		int opt;
 
-		if (!name || !*name || s.st_shndx == SHN_UNDEF)
-			continue;
-		if (GELF_ST_TYPE(s.st_info) != STT_FUNC && GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC)
-			continue;
-		bare = strndup(name, strcspn(name, "@"));
-		if (fnmatch(c->spec.func, bare, 0) || have_entry(c, addr - c->m->elf_bias, bare)) {
+		if (!bare || fnmatch(c->spec.func, bare, 0) ||
+		    have_entry(c, addr - c->m->elf_bias, bare)) {
 			free(bare);
 			continue;
 		}
-		if (subprogram_at(c->m, addr, &die, &opt)) {
+		if (dwarf_function_at(c->m, addr, &die, &opt)) {
 			c->cu_optimized = opt;
 			add_dwarf_func(c, &die, 0, bare);
-		} else if (exact || !in_dwarf_function(c->m, addr)) {
-			struct dwq_func *f = push_func(c);
-
-			f->name = strdup(bare);
-			f->qualname = strdup(bare);
-			f->entry = f->probe = addr - c->m->elf_bias;
-			f->size = s.st_size;
-			f->exported = is_exported(c->m, bare);
-			if (c->exported_only && !f->exported) {
-				func_free(f);
-				c->out->n--;
-			}
+		} else if (exact || !dwarf_function_at(c->m, addr, NULL, NULL)) {
+			add_symtab_func(c, strdup(bare), addr, s.st_size);
 		}
 		free(bare);
 	}

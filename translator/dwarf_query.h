@@ -90,6 +90,9 @@ struct dwq_spec {
 int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t errlen);
 void dwq_spec_free(struct dwq_spec *s);
 
+/* Does the file pattern of a spec match FILE (a path, or NULL)? */
+int dwq_file_matches(const char *pattern, const char *file);
+
 /* Functions matching SPEC (SystemTap wildcards * ? [...] through
  * fnmatch), sorted by entry address then name. exported_only keeps those
  * in .dynsym (.exported). A match of nothing is not an error here: OUT is
@@ -148,6 +151,22 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen);
  * no duplicates); returns the count, -1 on error. *out is malloc'd. */
 int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen);
 void dwq_free_strv(char **v, int n);
+
+/* What SystemTap 4.8 suggests when a probe point of M matches nothing
+ * (its "no match (similar functions: ...)"): for .function, the names of
+ * the FUNC entries of the symbol table libdwfl reads (local and undefined
+ * ones too, spelled as its string table has them: "puts@GLIBC_2.2.5" in a
+ * .symtab) and of the inline functions of the CUs that have a source file
+ * matching FILE (every CU when FILE is NULL); for .plt, the functions of
+ * the JUMP_SLOT relocations. Return the count of malloc'd names in *out
+ * (dwq_free_strv), with repeats. */
+int dwq_function_candidates(struct dwq_mod *m, const char *file, char ***out);
+int dwq_plt_candidates(struct dwq_mod *m, char ***out);
+/* Does SystemTap take .library(LIB) as a file of its own (a path, or a
+ * name found in a $LD_LIBRARY_PATH directory or the current directory;
+ * no wildcards), rather than looking among the executable's libraries
+ * (where a probe point matching nothing there gives a plain "no match")? */
+int dwq_library_named_directly(const char *lib);
 
 /* Format an error message into ERR (ERRLEN bytes); no-op when ERR is NULL.
  * Shared by the dwarf_*.c modules. */

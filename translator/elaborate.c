@@ -9,8 +9,7 @@
 #include "diag.h"
 #include <stdlib.h>
 
-#include "elaborate.h"
-#include "probes_process.h"
+#include "probe_kinds.h"
 
 /* diag.c tells repeated messages apart by their format string. SystemTap
  * keys errors by the place in the translator that raised them (so errors
@@ -281,9 +280,7 @@ int pass2_elaborate(struct session *s)
 	do {
 		before = c.user_probes.n + s->functions.n + s->globals.n;
 		elab_derive_probes(&c);
-		elab_lower_dcg(&c, lowered);
-		proc_lower_marks(&c, lowered);
-		proc_lower_targets(&c, lowered);
+		pk_lower(&c, lowered);
 		lowered = s->probes.n;
 		collect_bodies(&c);
 		elab_resolve(&c);
@@ -307,6 +304,8 @@ int pass2_elaborate(struct session *s)
 		elab_fold_unoptimized(&c);
 	else if (!c.errors)
 		elab_elide(&c, 1);
+	if (!c.errors)
+		elab_check_variance(&c);
 	for (int n = elab_fold_errors(); n > 0; n--)
 		elab_count_error(&c);
 	if (!c.errors)

@@ -1,6 +1,7 @@
 /* Pass 2, semantic analysis: the internal interface between its parts
  * (driver, probe-point resolution and aliases, symbol resolution, type
- * inference, checks, elision, the -p2 printer) and the probe-kind table.
+ * inference, checks, elision, the -p2 printer). The probe kinds' table is
+ * probe_kinds.h.
  *
  * Conventions pass 3 (the emitter) can rely on after pass2_elaborate()
  * returns 0:
@@ -115,7 +116,7 @@ const char *elab_suggest(const char *name, struct vec *cands);
  * binary ("functions", "marks"; "libraries" compares their basenames). */
 const char *elab_suggest_what(const char *name, struct vec *cands, const char *what);
 
-/* ---- probe points (elaborate_alias.c, probes_*.c) ---- */
+/* ---- probe points (elaborate_alias.c, probe_kinds.h, probes_*.c) ---- */
 
 /* Why a point did not resolve: a message and where it points (tok may be
  * NULL: message only). */
@@ -127,29 +128,15 @@ struct pp_error {
 
 enum pp_result { PP_OK, PP_NOMATCH, PP_ERROR };
 
-/* One probe-point kind: matches on the first component's functor. */
-struct probe_kind_ops {
-	const char *name;
-	/* Fill dp (kind, pp, sequence, timer fields) from point pp. */
-	enum pp_result (*resolve)(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
-				  struct pp_error *err);
-	/* Names of the second component this kind accepts, for
-	 * "(similar: ...)" (NULL-terminated, may be NULL). */
-	const char *const *subnames;
-};
-
-extern const struct probe_kind_ops probes_begin_ops, probes_end_ops, probes_error_ops,
-    probes_never_ops;
-extern const struct probe_kind_ops probes_timer_ops;
-extern const struct probe_kind_ops *const probes_kernel_ops[];
-extern const struct probe_kind_ops probes_process_ops;
-extern const struct probe_kind_ops probes_dcg_ops; /* probes_dcg.c */
-
 /* Helpers for resolvers. */
 enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char *fmt, ...)
     STAP_PRINTF(3, 4);
 /* The pp() text of a point: "timer.ms(100)", "begin(-10)". */
 char *pp_text(const struct probe_point *pp);
+
+/* A copy of p whose body starts with "if (!(COND)) next" (a copy of
+ * COND), as a probe point's condition does. */
+struct probe *elab_guard_body(struct probe *p, struct expr *cond);
 
 /* Expand aliases and resolve every point of every user probe into
  * s->probes (elaborate_alias.c). */
@@ -196,6 +183,10 @@ void types_check_format(struct elab *c, struct expr *e, struct vec *types);
 
 /* ---- other checks (elaborate_check.c) ---- */
 void elab_check(struct elab *c);
+/* @variance's bit shifts (after elision) and "global x%" as a scalar
+ * (before unresolved types are reported: 1 if it reported one). */
+void elab_check_variance(struct elab *c);
+int elab_check_wrap(struct elab *c);
 
 /* ---- elision and warnings (elaborate_elide.c) ---- */
 /* Before type checking (AFTER_TYPES 0) with SystemTap's warnings; after

@@ -2,6 +2,7 @@
  * (with wildcards) and then against the table of built-in kinds, giving
  * one derived probe per concrete point. Alias bodies are merged into a
  * copy of the user's body: before it for "=", after it for "+=". */
+#include <ctype.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <string.h>
@@ -9,22 +10,7 @@
 #include "ast.h"
 #include <stdlib.h>
 
-#include "elaborate.h"
-
-static const struct probe_kind_ops *builtin_kind(const char *name)
-{
-	static const struct probe_kind_ops *const base[] = {
-	    &probes_begin_ops, &probes_end_ops,	    &probes_error_ops, &probes_never_ops,
-	    &probes_timer_ops, &probes_process_ops, &probes_dcg_ops,
-	};
-	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
-		if (!strcmp(base[i]->name, name))
-			return base[i];
-	for (int i = 0; probes_kernel_ops[i]; i++)
-		if (!strcmp(probes_kernel_ops[i]->name, name))
-			return probes_kernel_ops[i];
-	return NULL;
-}
+#include "probe_kinds.h"
 
 enum pp_result pp_fail(struct pp_error *err, const struct token *tok, const char *fmt, ...)
 {
@@ -157,6 +143,11 @@ static char *points_text(const struct vec *points, const char *sep, enum cond_te
 
 /* ---- suggestions ---- */
 
+/* SystemTap's Levenshtein score: an insertion, a deletion or a
+ * substitution costs 2, a substitution of a letter by itself in the other
+ * case 1; the leading characters of one string, before any of the other's,
+ * cost 1 each (its table's borders). Its lists of suggestions are ordered
+ * by this score. */
 static int edit_distance(const char *a, const char *b)
 {
 	int la = strlen(a), lb = strlen(b);
@@ -167,12 +158,18 @@ static int edit_distance(const char *a, const char *b)
 		int diag = row[0];
 		row[0] = i;
 		for (int j = 1; j <= lb; j++) {
-			int up = row[j];
-			int best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
+			int up = row[j], best;
+			if (a[i - 1] == b[j - 1])
+				best = diag;
+			else {
+				int same = tolower((unsigned char)a[i - 1]) ==
+				    tolower((unsigned char)b[j - 1]);
+				best = diag + (same ? 1 : 2);
+				if (up + 2 < best)
+					best = up + 2;
+				if (row[j - 1] + 2 < best)
+					best = row[j - 1] + 2;
+			}
 			row[j] = best;
 			diag = up;
 		}
@@ -187,6 +184,13 @@ struct cand {
 	int dist;
 };
 
+static int cand_name_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct cand *)x)->name, ((const struct cand *)y)->name);
+}
+
+/* by score, then by name: SystemTap keeps the candidates in a sorted set
+ * and lists those of equal score in that order */
 static int cand_cmp(const void *x, const void *y)
 {
 	const struct cand *a = x, *b = y;
@@ -203,20 +207,23 @@ static const char *suggest(const char *name, struct vec *cands, const char *labe
 {
 	struct cand *cs = xcalloc(cands->n + 1, sizeof *cs);
 	int n = 0;
-	for (int i = 0; i < cands->n; i++) {
-		const char *nm = cands->v[i];
-		int dup = 0;
-		for (int j = 0; j < n; j++)
-			dup |= !strcmp(cs[j].name, nm);
-		if (dup)
-			continue;
-		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
-		int d = edit_distance(name, base);
-		cs[n++] = (struct cand){nm, d};
-	}
+	for (int i = 0; i < cands->n; i++)
+		if (*(const char *)cands->v[i])
+			cs[n++].name = cands->v[i];
+	qsort(cs, n, sizeof *cs, cand_name_cmp);
+	int u = 0;
+	for (int i = 0; i < n; i++)
+		if (!u || strcmp(cs[u - 1].name, cs[i].name))
+			cs[u++] = cs[i];
+	n = u;
 	if (!n) {
 		free(cs);
 		return "";
+	}
+	for (int i = 0; i < n; i++) {
+		const char *nm = cs[i].name;
+		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
+		cs[i].dist = edit_distance(name, base);
 	}
 	qsort(cs, n, sizeof *cs, cand_cmp);
 	struct strbuf b = {0};
@@ -400,7 +407,7 @@ char *dp_derivation(const struct derived_probe *dp)
 	for (int i = 0; i < chain_dps.n && !ch; i++)
 		if (chain_dps.v[i] == dp)
 			ch = chain_recs.v[i];
-	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN || !ch)
+	if ((pk_of(dp)->flags & PKF_AT_ADDRESS) || !ch)
 		sb_printf(&b, " from: %s", dp->pp ? dp->pp : "");
 	for (; ch; ch = ch->next) {
 		char *t = NULL;
@@ -576,11 +583,9 @@ static int derive_aliases(struct derive_state *st, struct probe *body, struct pr
 static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_error *err)
 {
 	/* what works here: no kernel probe is suggested */
-	static const char *const builtins[] = {"begin", "end",	 "error",
-					       "never", "timer", "process"};
 	struct vec names = {0};
-	for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-		vec_push(&names, (void *)builtins[i]);
+	pk_point_names(&names, 0, PKF_INTERNAL);
+	vec_push(&names, (void *)"process");
 	struct stapfile *f;
 	vec_foreach (struct stapfile *, f, &c->files) {
 		struct probe_alias *al;
@@ -600,7 +605,7 @@ static int top_level_mismatch(struct elab *c, struct probe_point *pp, struct pp_
 }
 
 /* A conditional probe starts with "if (!(COND)) next", in its own copy. */
-static struct probe *guard_body(struct probe *p, struct expr *cond)
+struct probe *elab_guard_body(struct probe *p, struct expr *cond)
 {
 	struct probe *np = xcalloc(1, sizeof *np);
 	*np = *p;
@@ -640,11 +645,12 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 		return n;
 
 	struct probe_component *c0 = pp->components.v[0];
-	const struct probe_kind_ops *k = builtin_kind(c0->functor);
-	if (!k)
+	pp_resolve_fn resolve = pk_top_resolver(c0->functor);
+	if (!resolve)
 		return top_level_mismatch(c, pp, err);
 	struct derived_probe *dp = xcalloc(1, sizeof *dp);
-	enum pp_result r = k->resolve(c, pp, dp, err);
+	struct pp_at at = {c, pp, 0, NULL, NULL};
+	enum pp_result r = resolve(&at, dp, err);
 	if (r == PP_NOMATCH)
 		return top_level_mismatch(c, pp, err);
 	if (r == PP_ERROR)
@@ -654,7 +660,7 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 	/* innermost first, as SystemTap prints it */
 	cp->condition = and_conditions(pp->condition, cond);
 	if (cp->condition)
-		body = guard_body(body, cp->condition);
+		body = elab_guard_body(body, cp->condition);
 	int optional = pp->optional;
 	for (const struct chain *ch = chain; ch; ch = ch->next)
 		optional |= ch->via && ch->via->optional;

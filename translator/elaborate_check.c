@@ -182,6 +182,83 @@ static void note_hist(struct elab *c, struct expr *h)
 	v->hist_step = p[2];
 }
 
+/* @variance(x, N), as SystemTap 4.8 checks it once types are known and
+ * the code is elided: N in 0..62, and one N other than 0 per statistic
+ * (0, or no N, takes the one given before, if any); functions (by name)
+ * before probes, and only the first error is reported (its check throws). */
+struct variance_check {
+	struct elab *c;
+	struct vec vars, shifts;
+	int failed;
+};
+
+static int variance_expr(struct expr *e, void *arg)
+{
+	struct variance_check *vc = arg;
+	if (vc->failed || e->kind != E_STAT || !e->op || strcmp(e->op, "@variance"))
+		return 0;
+	struct expr *x = e->left && e->left->kind == E_INDEX ? e->left->base : e->left;
+	struct expr *n = e->args.n ? e->args.v[0] : NULL;
+	if (!x || x->kind != E_SYMBOL || !x->var || (n && n->kind != E_NUMBER))
+		return 0;
+	if (n && (n->num < 0 || n->num > 62)) {
+		elab_error(vc->c, e->tok, "bit shift (%lld) out of range <0..62>",
+			   (long long)n->num);
+		vc->failed = 1;
+		return 0;
+	}
+	intptr_t shift = n ? (intptr_t)n->num : 0;
+	int i = 0;
+	while (i < vc->vars.n && vc->vars.v[i] != x->var)
+		i++;
+	intptr_t prev = i < vc->vars.n ? (intptr_t)vc->shifts.v[i] : 0;
+	if (prev && prev != shift) {
+		elab_error(vc->c, e->tok, "conflicting bit shifts declared (previously %d)",
+			   (int)prev);
+		vc->failed = 1;
+	} else if (!prev && shift) {
+		vec_push(&vc->vars, x->var);
+		vec_push(&vc->shifts, (void *)shift);
+	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct functiondecl *const *)a)->name,
+		      (*(struct functiondecl *const *)b)->name);
+}
+
+void elab_check_variance(struct elab *c)
+{
+	struct variance_check vc = {.c = c};
+	struct functiondecl **fs = xcalloc(c->s->functions.n + 1, sizeof *fs);
+	for (int i = 0; i < c->s->functions.n; i++)
+		fs[i] = c->s->functions.v[i];
+	qsort(fs, c->s->functions.n, sizeof *fs, by_name);
+	for (int i = 0; i < c->s->functions.n; i++)
+		walk_stmt(fs[i]->body, NULL, variance_expr, &vc);
+	struct probe *p;
+	vec_foreach (struct probe *, p, &c->bodies)
+		walk_stmt(p->body, NULL, variance_expr, &vc);
+	free(fs);
+	free(vc.vars.v);
+	free(vc.shifts.v);
+}
+
+/* SystemTap 4.8 rejects "global x%" used as a scalar after its first
+ * round of type inference (a throw: the first such global only). */
+int elab_check_wrap(struct elab *c)
+{
+	struct vardecl *g;
+	vec_foreach (struct vardecl *, g, &c->s->globals)
+		if (g->wrap && g->arity == 0) {
+			elab_error(c, g->tok, "wrapping not supported for scalars");
+			return 1;
+		}
+	return 0;
+}
+
 static int stats_expr(struct expr *e, void *arg)
 {
 	struct elab *c = arg;
@@ -192,6 +269,10 @@ static int stats_expr(struct expr *e, void *arg)
 	case E_ASSIGN:
 		if (e->op && strcmp(e->op, "<<<"))
 			bad_stats(c, e->right);
+		if (e->left && e->left->kind != E_SYMBOL && e->left->kind != E_INDEX &&
+		    e->left->kind != E_TARGET && e->left->kind != E_CAST &&
+		    e->left->kind != E_ATVAR && e->left->kind != E_ENTRY)
+			elab_error2(c, e->tok, e->left->tok, "Expecting lvalue for assignment");
 		break;
 	case E_BINARY:
 	case E_LOGICAL:

@@ -7,8 +7,7 @@
  *     $dynamic_call_graph       ->  __dcg_get()    (_stp_dcg_get(c))
  * (tapset/dynamic_call_graph.stp). Elsewhere (begin, end, timer probes)
  * it is a semantic error: there is no traced thread to switch. */
-#include "elaborate.h"
-#include "session.h"
+#include "probe_kinds.h"
 
 #include <string.h>
 
@@ -19,41 +18,9 @@ static int is_dcg(const struct expr *e)
 	return e && e->kind == E_TARGET && e->str && !strcmp(e->str, DCG_NAME);
 }
 
-static int runs_in_target(enum probe_kind k)
+static int runs_in_target(const struct derived_probe *dp)
 {
-	switch (k) {
-	case PK_PROCESS_FUNCTION:
-	case PK_PROCESS_RETURN:
-	case PK_PROCESS_BEGIN:
-	case PK_PROCESS_THREAD_BEGIN:
-	case PK_PROCESS_SYSCALL:
-	case PK_PROCESS_SYSCALL_RETURN:
-	case PK_DCG_CALL:
-	case PK_DCG_RETURN:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static const char *kind_word(enum probe_kind k)
-{
-	switch (k) {
-	case PK_BEGIN:
-		return "a begin probe";
-	case PK_END:
-		return "an end probe";
-	case PK_ERROR:
-		return "an error probe";
-	case PK_TIMER:
-		return "a timer probe";
-	case PK_PROCESS_END:
-		return "a process.end probe (the process is gone)";
-	case PK_PROCESS_THREAD_END:
-		return "a thread.end probe (the thread is gone)";
-	default:
-		return "this probe";
-	}
+	return pk_of(dp)->flags & PKF_IN_TARGET;
 }
 
 struct dcg_walk {
@@ -131,7 +98,7 @@ void elab_lower_dcg(struct elab *c, int from)
 	/* Errors first (a body may be shared by a begin and a process probe). */
 	for (int i = from; i < c->s->probes.n; i++) {
 		struct derived_probe *dp = c->s->probes.v[i];
-		if (!dp->probe || !dp->probe->body || runs_in_target(dp->kind))
+		if (!dp->probe || !dp->probe->body || runs_in_target(dp))
 			continue;
 		struct dcg_walk w = {c, dp, 1, 0, NULL};
 		walk_stmt(dp->probe->body, NULL, dcg_expr, &w);
@@ -140,14 +107,14 @@ void elab_lower_dcg(struct elab *c, int from)
 				   "%s cannot be used in %s: it switches call-graph tracing "
 				   "of the thread running the probe, and only probes of a "
 				   "traced process run in one of its threads",
-				   DCG_NAME, kind_word(dp->kind));
+				   DCG_NAME, pk_of(dp)->what ? pk_of(dp)->what : "this probe");
 	}
 	for (int i = from; i < c->s->probes.n; i++) {
 		struct derived_probe *dp = c->s->probes.v[i];
 		if (!dp->probe || !dp->probe->body)
 			continue;
 		struct dcg_walk w = {c, dp, 0, 0, NULL};
-		if (!runs_in_target(dp->kind)) {
+		if (!runs_in_target(dp)) {
 			/* already reported: neutralize */
 			w.check_only = 1;
 			walk_stmt(dp->probe->body, NULL, dcg_expr, &w);

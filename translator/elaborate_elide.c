@@ -491,8 +491,10 @@ static int reduce_stmt(struct el *el, struct stmt *s)
 			s->catch_var = NULL;
 			el->changed = 1;
 		}
+		/* Nothing to try: nothing can fail, the catch goes with it
+		 * (as in SystemTap 4.8, whatever the catch does). */
 		if (reduce_stmt(el, s->body))
-			s->body = stmt_new(S_BLOCK, s->tok);
+			return 1;
 		if (reduce_stmt(el, s->catch_body))
 			s->catch_body = stmt_new(S_BLOCK, s->tok);
 		return 0;

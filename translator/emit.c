@@ -10,7 +10,7 @@
  * them), so recursion works and big strings never sit on the C stack. */
 #include "emit.h"
 #include "diag.h"
-#include "elaborate.h"
+#include "probe_kinds.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -422,9 +422,7 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 	/* begin/end/error probes run "with interrupts enabled" in SystemTap's
 	 * terms and get the larger budget. */
 	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n",
-		  dp->kind == PK_TIMER || dp->kind >= PK_PROCESS_FUNCTION
-		      ? "MAXACTION"
-		      : "MAXACTION_INTERRUPTIBLE");
+		  pk_of(dp)->flags & PKF_INTERRUPTIBLE ? "MAXACTION_INTERRUPTIBLE" : "MAXACTION");
 	sb_puts(defs, code);
 	sb_puts(defs, "out: __attribute__((unused));\n");
 	/* --suppress-handler-errors: the error is counted, not printed, and
@@ -437,7 +435,7 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 }
 
 /* -t: each probe's run times, reported after the end probes in SystemTap's
- * "probe hit report" (runtime/tapset_compat.c). */
+ * "probe hit report" (runtime/lang/tapset_compat.c). */
 static void emit_timing(struct emitter *E, struct strbuf *o)
 {
 	struct session *s = E->s;
@@ -464,42 +462,6 @@ static void emit_timing(struct emitter *E, struct strbuf *o)
 		"\tif (!x_timing[i])\n\t\tx_timing[i] = _stp_stat_new(0);\n"
 		"\tif (x_timing[i])\n"
 		"\t\t_stp_stat_add(x_timing[i], _stp_gettime_ns(1) - t0);\n}\n\n");
-}
-
-static const char *probe_kind_name(enum probe_kind k)
-{
-	switch (k) {
-	case PK_BEGIN:
-		return "STP_PROBE_BEGIN";
-	case PK_END:
-		return "STP_PROBE_END";
-	case PK_ERROR:
-		return "STP_PROBE_ERROR";
-	case PK_NEVER:
-		return "STP_PROBE_NEVER";
-	case PK_PROCESS_FUNCTION:
-		return "STP_PROBE_PROCESS_FUNCTION";
-	case PK_PROCESS_RETURN:
-		return "STP_PROBE_PROCESS_RETURN";
-	case PK_PROCESS_BEGIN:
-		return "STP_PROBE_PROCESS_BEGIN";
-	case PK_PROCESS_END:
-		return "STP_PROBE_PROCESS_END";
-	case PK_PROCESS_THREAD_BEGIN:
-		return "STP_PROBE_PROCESS_THREAD_BEGIN";
-	case PK_PROCESS_THREAD_END:
-		return "STP_PROBE_PROCESS_THREAD_END";
-	case PK_PROCESS_SYSCALL:
-		return "STP_PROBE_PROCESS_SYSCALL";
-	case PK_PROCESS_SYSCALL_RETURN:
-		return "STP_PROBE_PROCESS_SYSCALL_RETURN";
-	case PK_DCG_CALL:
-		return "STP_PROBE_DCG_CALL";
-	case PK_DCG_RETURN:
-		return "STP_PROBE_DCG_RETURN";
-	default:
-		return "STP_PROBE_TIMER";
-	}
 }
 
 /* ---- MAXNESTING: the deepest call chain (at least 1), +10 when recursive,
@@ -701,7 +663,7 @@ int pass3_translate(struct session *s)
 			char *seqs = seq == INT64_MIN ? xstrdup("INT64_MIN")
 						      : xasprintf("%lldLL", (long long)seq);
 			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %s, %lld, %lld",
-				  probe_kind_name(dp->kind), dp_i, emit_cstr(pp), emit_cstr(loc),
+				  pk_of(dp)->runtime_kind, dp_i, emit_cstr(pp), emit_cstr(loc),
 				  seqs, (long long)dp->interval_ns, (long long)dp->randomize_ns);
 			free(seqs);
 			if (dp->module || dp->addr)

@@ -10,9 +10,7 @@
 #include "emit.h"
 #include "ast.h"
 #include "util.h"
-#include "dwarf_list.h"
-#include "probes_process.h"
-#include "sdt.h"
+#include "probe_kinds.h"
 #include "run/sigstate.h"
 
 #include <errno.h>
@@ -105,7 +103,7 @@ static void cleanup_and_die(int sig)
 
 /* As SystemTap, stap ends on these even where its caller ignores them
  * (a background job's SIGINT); what it runs still gets the caller's
- * dispositions (runtime/sigstate.h). SIGPIPE ignored stays ignored: a
+ * dispositions (runtime/run/sigstate.h). SIGPIPE ignored stays ignored: a
  * write to a closed pipe is then an error like another. */
 static void set_cleanup_signals(void)
 {
@@ -265,34 +263,7 @@ static int cmp_str(const void *a, const void *b)
 /* -L's variables of a resolved point (malloc'd, or NULL: none). */
 static char *listing_vars(const struct derived_probe *dp)
 {
-	switch (dp->kind) {
-	case PK_PROCESS_FUNCTION:
-	case PK_PROCESS_RETURN:
-		if (dp->mark) { /* SDT marker: $arg1..$argN */
-			const struct sdt_probe *m = dp->mark;
-			struct strbuf b = {0};
-			for (int k = 0; k < m->nargs; k++)
-				sb_printf(&b, " $arg%d:long", k + 1);
-			return xstrdup(sb_str(&b));
-		}
-		if (dp->proc) {
-			const struct proc_point *pp = dp->proc;
-			return dwl_point_vars(pp->mod, pp->func_die,
-					      pp->is_return ? pp->entry_pc : pp->pc, pp->is_return);
-		}
-		return NULL;
-	case PK_PROCESS_BEGIN:
-	case PK_PROCESS_END:
-	case PK_PROCESS_THREAD_BEGIN:
-	case PK_PROCESS_THREAD_END:
-	case PK_PROCESS_SYSCALL:
-	case PK_PROCESS_SYSCALL_RETURN:
-		/* SystemTap lists its utrace context for all of these */
-		return xstrdup(" $syscall:long $arg1:long $arg2:long $arg3:long $arg4:long "
-			       "$arg5:long $arg6:long");
-	default:
-		return NULL;
-	}
+	return pk_of(dp)->listing_vars ? pk_of(dp)->listing_vars(dp) : NULL;
 }
 
 /* As SystemTap: the pattern becomes the script "probe PATTERN {}", passes
@@ -327,9 +298,9 @@ static int run_listing(struct session *s)
 		struct derived_probe *dp = s->probes.v[i];
 		if (!dp->probe || dp->probe->id == -1 || !dp->pp)
 			continue;
-		/* The call graph's events are listed by their tapset names
-		 * only; __dynamic_call_graph is internal. */
-		if ((dp->kind == PK_DCG_CALL || dp->kind == PK_DCG_RETURN) && !dp->pn)
+		/* internal kinds (the call graph's events) by their tapset
+		 * aliases' names only */
+		if ((pk_of(dp)->flags & PKF_INTERNAL) && !dp->pn)
 			continue;
 		char *vars = NULL;
 		if (s->listing == 2) {

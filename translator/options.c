@@ -108,7 +108,9 @@ static void usage(FILE *f)
 		"   --skip-badvars  replace unresolvable target variables by 0\n"
 		"   --disable-cache don't use the cache of compiled scripts\n"
 		"   --debug=LIST    translator debug output: lexer,parse,elaborate,\n"
-		"                   translate,compile,cache\n"
+		"                   translate,compile,cache; the runtime's (pass 5):\n"
+		"                   ptrace,bkpt,dcg,sym,transport, each with an optional\n"
+		"                   :LEVEL (1-9, doc/debug-domains.md)\n"
 		"\n"
 		"Kernel-only options (-r, -m, -B, -b, -s, -d, ...) are accepted and\n"
 		"ignored where that is harmless. See `man stap` for the language.\n",
@@ -370,6 +372,7 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 		return OPTIONS_EXIT0;
 	case 'v':
 		s->verbose++;
+		s->verbose_pass5++;
 		break;
 	case OPT_VP:
 		/* one digit per pass; we keep one level: the highest */
@@ -380,6 +383,9 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 			}
 			if (*p - '0' > s->verbose)
 				s->verbose = *p - '0';
+			/* staprun's verbosity: pass 5's digit only */
+			if (p - arg == 4 && *p - '0' > s->verbose_pass5)
+				s->verbose_pass5 = *p - '0';
 		}
 		break;
 	case 'p':
@@ -457,7 +463,8 @@ static int handle_option(struct session *s, int c, const char *arg, const char *
 		if (debug_enable(arg)) {
 			fprintf(stderr,
 				"Invalid --debug list '%s': domains are lexer, parse, "
-				"elaborate, translate, compile, cache, ptrace, all.\n",
+				"elaborate, translate, compile, cache, ptrace, bkpt, dcg, sym, "
+				"transport, all, each with an optional :LEVEL (1-9).\n",
 				arg);
 			return OPTIONS_EXIT1;
 		}

@@ -413,13 +413,11 @@ static void parse_global(struct parser *p, int is_private)
 				pass1_throw(n, 1, "number invalid or out of range");
 			v->maxsize = (int)size;
 			parser_expect_op(p, "]");
-			if (parser_is_op(parser_peek(p), "%")) {
-				parser_next(p);
-				v->wrap = 1;
-			}
 		}
 		if (parser_is_op(parser_peek(p), "=")) {
-			parser_next(p);
+			const struct token *eq = parser_next(p);
+			if (v->maxsize) /* SystemTap's pass 1: global a[N] = ... */
+				pass1_throw(eq, 1, "only scalar globals can be initialized");
 			v->init = parse_literal(p, 1);
 		}
 		vec_push(&p->file->globals, v);

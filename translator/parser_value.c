@@ -249,17 +249,20 @@ static struct expr *parse_print(struct parser *p, const struct token *name, int 
 		if (fc == FMT_TRAILING)
 			pass1_throw(parser_peek(p), 1,
 				    "trailing incomplete print format conversion");
+		/* SystemTap 4.8's parser wants two values at least after a
+		 * delimiter (printd): before them a ')' only separates, as a
+		 * ',' does, and the next token must start a value */
 		const struct token *t = parser_next(p);
-		if (parser_is_op(t, ")"))
+		if (parser_is_op(t, ")") && !e->print_delim)
 			return e;
-		if (!parser_is_op(t, ","))
+		if (!parser_is_op(t, ",") && !parser_is_op(t, ")"))
 			pass1_throw(t, 1, "expected ',' or ')'");
-		for (;;) {
+		for (int nvalues = 1;; nvalues++) {
 			vec_push(&e->args, parse_print_arg(p));
 			t = parser_next(p);
-			if (parser_is_op(t, ")"))
+			if (parser_is_op(t, ")") && (!e->print_delim || nvalues >= 2))
 				return e;
-			if (!parser_is_op(t, ","))
+			if (!parser_is_op(t, ",") && !parser_is_op(t, ")"))
 				pass1_throw(t, 1, "expected one of ', )'");
 		}
 	}
@@ -327,7 +330,17 @@ static struct expr *parse_stat_op(struct parser *p)
 			if (strcmp(t->content, "@variance") || e->args.n)
 				pass1_throw(c, 0, "not more than 1 parameter allowed");
 			parser_next(p);
-			vec_push(&e->args, parse_literal(p, 0));
+			/* @variance(x, N), N a number, '-' allowed (pass 2 checks
+			 * its range) */
+			int neg = parser_is_op(parser_peek(p), "-");
+			if (neg)
+				parser_next(p);
+			if (parser_peek(p)->type != TOK_NUMBER)
+				pass1_throw(parser_peek(p), 1, "expected number");
+			struct expr *n = parse_literal(p, 0);
+			if (neg)
+				n->num = (int64_t)(0 - (uint64_t)n->num);
+			vec_push(&e->args, n);
 			continue;
 		}
 		if (c->type == TOK_EOF)

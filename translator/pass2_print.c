@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elaborate.h"
+#include "probe_kinds.h"
 #include "escape.h"
 
 static void put_type(struct strbuf *b, enum exp_type t)
@@ -173,7 +173,7 @@ static void print_probe(struct session *s, struct strbuf *out, struct derived_pr
 	char *raw = dp_full_pp(dp), *pp = esc_visible(raw);
 	free(raw);
 	sb_puts(out, pp);
-	if (dp->kind == PK_PROCESS_FUNCTION || dp->kind == PK_PROCESS_RETURN) {
+	if (pk_of(dp)->flags & PKF_AT_ADDRESS) {
 		/* SystemTap's probes at an address: where in the file (a
 		 * fixed-address executable's offset from its start), and the
 		 * resolved point in place of the alias chain */

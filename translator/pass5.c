@@ -43,12 +43,32 @@ static void set_forwarding(int on)
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/* --debug's runtime domains reach staprun in STAP_DEBUG, after those the
+ * caller set there (staprun keeps a domain's highest level). */
+static void runtime_debug_env(void)
+{
+	struct strbuf b = {0};
+	const char *old = getenv("STAP_DEBUG");
+
+	if (old && *old)
+		sb_puts(&b, old);
+	for (int d = DBG_PTRACE; d < DBG_NDOMAINS; d++)
+		if (msg_debug_mask & (1u << d))
+			sb_printf(&b, "%s%s:%d", b.len ? "," : "", debug_domain_name(d),
+				  msg_debug_level[d]);
+	if (b.len)
+		setenv("STAP_DEBUG", sb_str(&b), 1);
+	free(sb_take(&b));
+}
+
 static char **staprun_argv(struct session *s)
 {
 	struct vec a = {0};
 	vec_push(&a, (void *)s->staprun_path);
-	/* as SystemTap: staprun is quiet at -v, verbose from -vv on */
-	for (int i = 1; i < s->verbose && i < 5; i++)
+	/* as SystemTap: staprun is quiet at -v, verbose from -vv on (pass 5's
+	 * level: -v, or the fifth digit of --vp); from -vvvv on, the
+	 * runtime's debug messages too (runtime/lang/debug.h) */
+	for (int i = 1; i < s->verbose_pass5 && i < 5; i++)
 		vec_push(&a, "-v");
 	if (s->output_file) {
 		vec_push(&a, "-o");
@@ -111,10 +131,11 @@ int pass5_run(struct session *s)
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != self)
 			_exit(1);
-		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg.c) */
+		if (s->verbose >= 1) /* the dynamic call graph's report (runtime/dcg/dcg.c) */
 			setenv("STAP_DCG_REPORT", "1", 1);
 		if (msg_debug_mask & (1u << DBG_PTRACE)) /* --debug=ptrace */
 			setenv("STAP_PTRACE_DEBUG", "1", 1);
+		runtime_debug_env();
 		execv(argv[0], argv);
 		fprintf(stderr, "ERROR: cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

@@ -1,7 +1,7 @@
 /* begin, end, error and never probe points: no target, no hardware; the
  * optional argument of begin/end/error is a sequence number ordering
  * probes of the same kind. */
-#include "elaborate.h"
+#include "probe_kinds.h"
 
 static enum pp_result resolve_seq(struct probe_point *pp, struct derived_probe *dp,
 				  struct pp_error *err, enum probe_kind kind, int takes_seq)
@@ -18,35 +18,26 @@ static enum pp_result resolve_seq(struct probe_point *pp, struct derived_probe *
 	return PP_OK;
 }
 
-static enum pp_result resolve_begin(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp, struct pp_error *err)
+enum pp_result probes_resolve_begin(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err)
 {
-	(void)c;
-	return resolve_seq(pp, dp, err, PK_BEGIN, 1);
+	return resolve_seq(at->pp, dp, err, PK_BEGIN, 1);
 }
 
-static enum pp_result resolve_end(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+enum pp_result probes_resolve_end(const struct pp_at *at, struct derived_probe *dp,
 				  struct pp_error *err)
 {
-	(void)c;
-	return resolve_seq(pp, dp, err, PK_END, 1);
+	return resolve_seq(at->pp, dp, err, PK_END, 1);
 }
 
-static enum pp_result resolve_error(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp, struct pp_error *err)
+enum pp_result probes_resolve_error(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err)
 {
-	(void)c;
-	return resolve_seq(pp, dp, err, PK_ERROR, 1);
+	return resolve_seq(at->pp, dp, err, PK_ERROR, 1);
 }
 
-static enum pp_result resolve_never(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp, struct pp_error *err)
+enum pp_result probes_resolve_never(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err)
 {
-	(void)c;
-	return resolve_seq(pp, dp, err, PK_NEVER, 0);
+	return resolve_seq(at->pp, dp, err, PK_NEVER, 0);
 }
-
-const struct probe_kind_ops probes_begin_ops = {"begin", resolve_begin, NULL};
-const struct probe_kind_ops probes_end_ops = {"end", resolve_end, NULL};
-const struct probe_kind_ops probes_error_ops = {"error", resolve_error, NULL};
-const struct probe_kind_ops probes_never_ops = {"never", resolve_never, NULL};

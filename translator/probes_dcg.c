@@ -3,19 +3,16 @@
  * $dynamic_call_graph is on in it. Scripts use the tapset aliases
  * dynamic_call_graph.call / .return (tapset/dynamic_call_graph.stp),
  * which set the event's variables. */
-#include "elaborate.h"
-#include "session.h"
+#include "probe_kinds.h"
 
 #include <string.h>
 
-static const char *const dcg_subnames[] = {"call", "return", NULL};
-
-static enum pp_result resolve_dcg(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+enum pp_result probes_resolve_dcg(const struct pp_at *at, struct derived_probe *dp,
 				  struct pp_error *err)
 {
+	struct probe_point *pp = at->pp;
 	struct probe_component *c0 = pp->components.v[0];
 
-	(void)c;
 	if (c0->arg)
 		return pp_fail(err, c0->tok, "invalid suffix for probe");
 	if (pp->components.n < 2)
@@ -30,5 +27,3 @@ static enum pp_result resolve_dcg(struct elab *c, struct probe_point *pp, struct
 	dp->kind = is_call ? PK_DCG_CALL : PK_DCG_RETURN;
 	return PP_OK;
 }
-
-const struct probe_kind_ops probes_dcg_ops = {"__dynamic_call_graph", resolve_dcg, dcg_subnames};

@@ -33,140 +33,6 @@ struct lower {
 	struct entries *en; /* $x$ in a .return probe: values taken at entry */
 };
 
-static struct expr *number(const struct token *tok, int64_t n)
-{
-	struct expr *e = expr_new(E_NUMBER, tok);
-	e->num = n;
-	return e;
-}
-
-static int scalar_kind(enum dwv_tkind k)
-{
-	return k == DWV_T_INT || k == DWV_T_CHAR || k == DWV_T_BOOL || k == DWV_T_ENUM ||
-	    k == DWV_T_POINTER;
-}
-
-/* ---- general accesses: members, indexes, &, @var, @cast, $x$ ---- */
-
-static struct expr *call_expr(const struct token *tok, const char *name, int n, struct expr **args)
-{
-	struct expr *e = expr_new(E_CALL, tok);
-	e->str = name;
-	for (int i = 0; i < n; i++)
-		vec_push(&e->args, args[i]);
-	return e;
-}
-
-static struct expr *binary(const struct token *tok, const char *op, struct expr *l, struct expr *r)
-{
-	struct expr *e = expr_new(E_BINARY, tok);
-	e->op = op;
-	e->left = l;
-	e->right = r;
-	return e;
-}
-
-static struct expr *plus(const struct token *tok, struct expr *l, int64_t n)
-{
-	return n ? binary(tok, "+", l, number(tok, n)) : l;
-}
-
-/* The value (or, with addr_of, the address) an access gives, as script
- * code. IDX: the run-time indexes, in order; SCRIPT_ADDR: @cast's
- * address. WANT_ADDR: the address of the final location (for writes).
- * NULL with msg set when it cannot be expressed. */
-static struct expr *access_expr(const struct token *tok, const struct dwv_access *a,
-				struct expr **idx, int nidx, struct expr *script_addr,
-				int want_addr, char *msg, size_t len)
-{
-	struct expr *x;
-	int in_mem, k = 0;
-	switch (a->loc.kind) {
-	case DWV_LOC_REG:
-		x = call_expr(tok, "__tvar_regval", 1, (struct expr *[]){number(tok, a->loc.reg)});
-		in_mem = 0;
-		break;
-	case DWV_LOC_MEM:
-		x = call_expr(tok, "__tvar_regval", 1, (struct expr *[]){number(tok, a->loc.reg)});
-		x = plus(tok, x, a->loc.offset);
-		in_mem = 1;
-		break;
-	case DWV_LOC_ADDR:
-		x = plus(tok, call_expr(tok, "__tvar_bias", 0, NULL), a->loc.offset);
-		in_mem = 1;
-		break;
-	case DWV_LOC_SCRIPT_ADDR:
-		x = plus(tok, script_addr, a->loc.offset);
-		in_mem = 1;
-		break;
-	case DWV_LOC_VALUE:
-		x = call_expr(tok, "__tvar_regval", 1, (struct expr *[]){number(tok, a->loc.reg)});
-		x = plus(tok, x, a->loc.offset);
-		in_mem = 0;
-		break;
-	case DWV_LOC_CONST:
-		x = number(tok, a->loc.offset);
-		in_mem = 0;
-		break;
-	default:
-		snprintf(msg, len, "target variable location not supported yet");
-		return NULL;
-	}
-	for (int i = 0; i < a->nops; i++) {
-		const struct dwv_op *op = &a->ops[i];
-		if (op->kind == DWV_OP_LOAD_PTR) {
-			if (in_mem)
-				x = call_expr(tok, "__tvar_read", 3,
-					      (struct expr *[]){x, number(tok, 8), number(tok, 0)});
-			in_mem = 1;
-			continue;
-		}
-		if (!in_mem) {
-			snprintf(msg, len, "cannot access a part of a value held in a register");
-			return NULL;
-		}
-		if (op->kind == DWV_OP_ADD) {
-			x = plus(tok, x, op->n);
-		} else {
-			if (k >= nidx) {
-				snprintf(msg, len, "internal error: index missing");
-				return NULL;
-			}
-			x = binary(tok, "+", x, binary(tok, "*", number(tok, op->n), idx[k++]));
-		}
-	}
-	if (a->addr_of || want_addr) {
-		if (!in_mem) {
-			snprintf(msg, len, "cannot take address of register value");
-			return NULL;
-		}
-		return x;
-	}
-	const struct dwv_type *ty = &a->type;
-	if (ty->kind == DWV_T_ARRAY)
-		return x; /* an array is its address, as in C */
-	if (!scalar_kind(ty->kind)) {
-		snprintf(msg, len, "target variables of this type are not supported yet");
-		return NULL;
-	}
-	int64_t size = ty->size > 0 && ty->size <= 8 ? ty->size : 8;
-	int64_t sign = ty->kind == DWV_T_POINTER ? 0 : ty->is_signed;
-	if (a->bit_size) {
-		struct expr *raw = in_mem
-		    ? call_expr(tok, "__tvar_read", 3,
-				(struct expr *[]){x, number(tok, size), number(tok, 0)})
-		    : x;
-		return call_expr(tok, "__tvar_bits", 4,
-				 (struct expr *[]){raw, number(tok, a->bit_offset),
-						   number(tok, a->bit_size), number(tok, sign)});
-	}
-	if (in_mem)
-		return call_expr(tok, "__tvar_read", 3,
-				 (struct expr *[]){x, number(tok, size), number(tok, sign)});
-	return call_expr(tok, "__tvar_fit", 3,
-			 (struct expr *[]){x, number(tok, size), number(tok, sign)});
-}
-
 /* "'struct s' (/a.c:2) is being accessed instead of a member such as '->a'" */
 static void whole_struct_msg(const struct dwv_access *a, char *msg, size_t len)
 {
@@ -330,7 +196,8 @@ static struct expr *entry_slot(struct entries *en, struct expr *x)
 {
 	int64_t slot = en->exprs.n;
 	vec_push(&en->exprs, x);
-	return call_expr(x->tok, "__tvar_entry_get", 1, (struct expr *[]){number(x->tok, slot)});
+	return lower_call(x->tok, "__tvar_entry_get", 1,
+			  (struct expr *[]){lower_num(x->tok, slot)});
 }
 
 /* sprintf(fmt, values...) of a pretty-printing; takes PR. With EN, the
@@ -349,23 +216,25 @@ static struct expr *pretty_print_expr(const struct token *tok, struct dwv_pretty
 		struct dwv_parg *pa = &pr->args[i];
 		struct expr *x;
 		if (pa->kind == DWV_ARG_INT) {
-			x = access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
+			x = lower_access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
 			if (x && en)
 				x = entry_slot(en, x);
 		} else if (pa->kind == DWV_ARG_STRING) {
-			struct expr *p = access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
+			struct expr *p =
+			    lower_access_expr(tok, &pa->acc, NULL, 0, NULL, 0, msg, len);
 			if (p && en)
 				p = entry_slot(en, p);
-			x = p ? call_expr(tok, "__tvar_quoted", 2,
-					  (struct expr *[]){p, number(tok, -1)})
+			x = p ? lower_call(tok, "__tvar_quoted", 2,
+					   (struct expr *[]){p, lower_num(tok, -1)})
 			      : NULL;
 		} else {
-			struct expr *p = access_expr(tok, &pa->acc, NULL, 0, NULL, 1, msg, len);
+			struct expr *p =
+			    lower_access_expr(tok, &pa->acc, NULL, 0, NULL, 1, msg, len);
 			int64_t n = pa->acc.type.count > 0 ? pa->acc.type.count : -1;
 			if (p && en)
 				p = entry_slot(en, p);
-			x = p ? call_expr(tok, "__tvar_quoted", 2,
-					  (struct expr *[]){p, number(tok, n)})
+			x = p ? lower_call(tok, "__tvar_quoted", 2,
+					   (struct expr *[]){p, lower_num(tok, n)})
 			      : NULL;
 		}
 		if (!x) {
@@ -506,9 +375,9 @@ static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *writ
 		goto done;
 	}
 	if (write_value && !a.nops && !a.addr_of && !a.bit_size && a.loc.kind == DWV_LOC_REG &&
-	    scalar_kind(a.type.kind)) {
-		out = call_expr(e->tok, "__tvar_set_reg", 2,
-				(struct expr *[]){number(e->tok, a.loc.reg), write_value});
+	    lower_scalar_kind(a.type.kind)) {
+		out = lower_call(e->tok, "__tvar_set_reg", 2,
+				 (struct expr *[]){lower_num(e->tok, a.loc.reg), write_value});
 		dwv_access_free(&a);
 		goto done;
 	}
@@ -518,16 +387,17 @@ static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *writ
 		dwv_access_free(&a);
 		goto done;
 	}
-	out = access_expr(e->tok, &a, r.idx, r.nidx, e->kind == E_CAST ? e->left : NULL,
-			  write_value != NULL, msg, len);
+	out = lower_access_expr(e->tok, &a, r.idx, r.nidx, e->kind == E_CAST ? e->left : NULL,
+				write_value != NULL, msg, len);
 	if (out && write_value) {
-		if (!scalar_kind(a.type.kind) || a.bit_size) {
+		if (!lower_scalar_kind(a.type.kind) || a.bit_size) {
 			snprintf(msg, len, "cannot write to a target variable of this type");
 			out = NULL;
 		} else {
 			int64_t size = a.type.size > 0 && a.type.size <= 8 ? a.type.size : 8;
-			out = call_expr(e->tok, "__tvar_write", 3,
-					(struct expr *[]){out, number(e->tok, size), write_value});
+			out = lower_call(
+			    e->tok, "__tvar_write", 3,
+			    (struct expr *[]){out, lower_num(e->tok, size), write_value});
 		}
 	}
 	dwv_access_free(&a);
@@ -721,7 +591,7 @@ static int collect_entry(struct expr *e, void *arg)
 /* The hidden probe saving the values of a .return probe's @entry. */
 static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct entries *en)
 {
-	if (en->exprs.n > 16) { /* ENTRY_SLOTS in runtime/context_target.c */
+	if (en->exprs.n > 16) { /* ENTRY_SLOTS in runtime/target/context_target.c */
 		struct expr *x = en->exprs.v[16];
 		elab_error(c, x->tok, "too many @entry values in one probe (at most 16)");
 		return;
@@ -736,7 +606,7 @@ static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct en
 		struct stmt *st = stmt_new(S_EXPR, x->tok);
 		struct expr *call = expr_new(E_CALL, x->tok);
 		call->str = "__tvar_entry_save";
-		vec_push(&call->args, number(x->tok, i));
+		vec_push(&call->args, lower_num(x->tok, i));
 		vec_push(&call->args, x);
 		st->value = call;
 		vec_push(&p->body->stmts, st);
@@ -783,31 +653,23 @@ static int has_target(struct expr *e, void *arg)
 	return 0;
 }
 
-void proc_lower_targets(struct elab *c, int from)
+void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 {
-	for (int i = from; i < c->s->probes.n; i++) {
-		struct derived_probe *dp = c->s->probes.v[i];
-		if (!dp->proc || !dp->probe || !dp->probe->body)
-			continue;
-		int any = 0;
-		walk_stmt(dp->probe->body, NULL, has_target, &any);
-		if (!any)
-			continue;
-		/* Each function has its own locations: its own body. */
-		struct probe *p = elab_copy_probe(dp->probe, elab_copy_stmt(dp->probe->body));
-		dp->probe = p;
-		struct proc_point *pt = dp->proc;
-		struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
-		walk_stmt(p->body, NULL, defined_only, &L);
-		if (L.defined.n)
-			fold_defined_in(c, p, &L.defined);
-		if (pt->is_return && pt->func_die) {
-			struct entries en = {{0}, &L};
-			walk_stmt(p->body, NULL, collect_entry, &en);
-			if (en.exprs.n)
-				add_entry_probe(c, dp, &en);
-		}
-		walk_stmt(p->body, NULL, lower_expr, &L);
-		free(L.defined.v);
+	/* Each function has its own locations: its own body. */
+	struct probe *p = dp->proc ? lower_own_body(dp, has_target) : NULL;
+	if (!p)
+		return;
+	struct proc_point *pt = dp->proc;
+	struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
+	walk_stmt(p->body, NULL, defined_only, &L);
+	if (L.defined.n)
+		fold_defined_in(c, p, &L.defined);
+	if (pt->is_return && pt->func_die) {
+		struct entries en = {{0}, &L};
+		walk_stmt(p->body, NULL, collect_entry, &en);
+		if (en.exprs.n)
+			add_entry_probe(c, dp, &en);
 	}
+	walk_stmt(p->body, NULL, lower_expr, &L);
+	free(L.defined.v);
 }

@@ -3,7 +3,7 @@
  * checks and messages. */
 #include <string.h>
 
-#include "elaborate.h"
+#include "probe_kinds.h"
 
 /* A jiffy, as on the usual x86-64 distribution kernels (CONFIG_HZ=250). */
 #define JIFFY_NS 4000000LL
@@ -33,10 +33,10 @@ static enum pp_result mismatch(struct pp_error *err, const struct probe_componen
 	return pp_fail(err, c->tok, "probe point mismatch%s", elab_suggest(c->functor, &names));
 }
 
-static enum pp_result resolve_timer(struct elab *c, struct probe_point *pp,
-				    struct derived_probe *dp, struct pp_error *err)
+enum pp_result probes_resolve_timer(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err)
 {
-	(void)c;
+	struct probe_point *pp = at->pp;
 	struct probe_component *c0 = pp->components.v[0];
 	if (c0->arg)
 		return PP_NOMATCH;
@@ -93,5 +93,3 @@ static enum pp_result resolve_timer(struct elab *c, struct probe_point *pp,
 	dp->randomize_ns = rnd * scale;
 	return PP_OK;
 }
-
-const struct probe_kind_ops probes_timer_ops = {"timer", resolve_timer, timer_subnames};

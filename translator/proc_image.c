@@ -4,7 +4,7 @@
  * probes resolved against the new file would be at the wrong addresses.
  * The old image stays readable through /proc/PID/exe and
  * /proc/PID/map_files/START-END; the runtime tells images apart by device
- * and inode (runtime/process_probes.c). */
+ * and inode (runtime/probes/process_probes.c). */
 #include "proc_image.h"
 #include "diag.h"
 #include "util.h"

@@ -6,14 +6,21 @@
 
 #include "ast.h"
 
+/* What a derived probe is; each has one line in probe_kinds.c, which
+ * says what the passes do with it. */
 enum probe_kind {
 	PK_BEGIN,
 	PK_END,
 	PK_ERROR,
 	PK_NEVER,
 	PK_TIMER,		   /* timer.s/ms/us/ns/hz/jiffies, with .randomize */
-	PK_PROCESS_FUNCTION,	   /* process(...).function(...)[.call] */
+	PK_PROCESS_FUNCTION,	   /* process(...).function(...)[.call|.inline|.exported] */
 	PK_PROCESS_RETURN,	   /* process(...).function(...).return */
+	PK_PROCESS_CALLEE,	   /* process(...).function(...).callee(...), .callees[(N)] */
+	PK_PROCESS_STATEMENT,	   /* process(...).statement(...)[.absolute] */
+	PK_PROCESS_MARK,	   /* process(...)[.provider(...)].mark(...) */
+	PK_PROCESS_PLT,		   /* process(...).plt[(...)] */
+	PK_PROCESS_PLT_RETURN,	   /* process(...).plt[(...)].return */
 	PK_PROCESS_BEGIN,	   /* process[(...)].begin */
 	PK_PROCESS_END,		   /* process[(...)].end */
 	PK_PROCESS_THREAD_BEGIN,   /* process[(...)].thread.begin */
@@ -22,6 +29,7 @@ enum probe_kind {
 	PK_PROCESS_SYSCALL_RETURN, /* process[(...)].syscall.return */
 	PK_DCG_CALL,   /* __dynamic_call_graph.call (tapset alias dynamic_call_graph.call) */
 	PK_DCG_RETURN, /* __dynamic_call_graph.return */
+	PK_COUNT
 };
 
 /* One concrete probe point a probe body is attached to, after aliases and
@@ -68,8 +76,13 @@ struct derived_probe {
 	 * .library mark: the library as written, at the marker's address) */
 	const char *point_from;
 	/* the point, or an alias point that led to it, is optional (?): the
-	 * run does not fail if it cannot be placed (runtime/process_probes.c) */
+	 * run does not fail if it cannot be placed (runtime/probes/) */
 	int optional;
+	/* .callee probes: the return addresses the calls that lead to it
+	 * leave, as ELF vaddrs of the module: [0] in its caller (level 1),
+	 * [1] in the caller's caller, ... */
+	uint64_t *callers;
+	int ncallers;
 };
 
 struct define {
@@ -88,6 +101,7 @@ struct session {
 	char *args_used;	  /* pass 1: args.n flags, $N/@N in a user file */
 	int last_pass;		  /* -p, default 5 */
 	int verbose;		  /* -v count */
+	int verbose_pass5;	  /* pass 5's: -v count, or --vp's fifth digit */
 	struct vec include_dirs;  /* -I: char * */
 	struct vec defines;	  /* -D: struct define * */
 	struct vec gsets;	  /* -G: struct gset * */

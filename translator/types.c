@@ -498,6 +498,21 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 		expect(tc, e, T_STRING);
 		return;
 	case E_UNARY:
+		if (!strcmp(e->op, "&")) {
+			/* & of anything but a target variable, @cast or @var
+			 * (those the parser takes whole): SystemTap 4.8's pass 2
+			 * has no type for it, which it reports when it checks the
+			 * types are all known: then its own type is unresolved
+			 * too unless the context gives one */
+			if (tc->c->assert_types && first_report(e))
+				elab_error(tc->c, e->tok, "unknown type in dereference");
+			infer(tc, e->left, T_LONG);
+			expect(tc, e, t);
+			if (tc->c->assert_types && t == T_UNKNOWN && first_report(&e->op))
+				elab_error(tc->c, e->tok, "unresolved type ");
+			return;
+		}
+		/* fall through */
 	case E_PRE_INC:
 	case E_POST_INC:
 		infer(tc, e->left, T_LONG);
@@ -742,6 +757,8 @@ void elab_infer_types(struct elab *c)
 		if (!c->changed)
 			break;
 	}
+	if (!c->errors && elab_check_wrap(c))
+		return;
 	c->assert_types = 1;
 	walk_all(c);
 	c->assert_types = 0;

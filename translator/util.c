@@ -8,10 +8,17 @@
 int msg_verbose;
 int msg_suppress_warnings;
 unsigned msg_debug_mask;
+int msg_debug_level[DBG_NDOMAINS];
 
 static const char *const domain_names[DBG_NDOMAINS] = {
-    "lexer", "parse", "elaborate", "translate", "compile", "cache", "ptrace",
+    "lexer",  "parse", "elaborate", "translate", "compile",   "cache",
+    "ptrace", "bkpt",  "dcg",	    "sym",	 "transport",
 };
+
+const char *debug_domain_name(enum debug_domain d)
+{
+	return domain_names[d];
+}
 
 static void oom(void)
 {
@@ -213,10 +220,21 @@ int debug_enable(const char *list)
 	char *copy = xstrdup(list), *save = NULL;
 	int rc = 0;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int found = 0;
+		char *colon = strchr(t, ':');
+		int found = 0, level = 1;
+		if (colon) {
+			if (colon[1] < '1' || colon[1] > '9' || colon[2]) {
+				rc = -1;
+				continue;
+			}
+			level = colon[1] - '0';
+			*colon = '\0';
+		}
 		for (int i = 0; i < DBG_NDOMAINS; i++)
 			if (!strcmp(t, domain_names[i]) || !strcmp(t, "all")) {
 				msg_debug_mask |= 1u << i;
+				if (msg_debug_level[i] < level)
+					msg_debug_level[i] = level;
 				found = 1;
 			}
 		if (!found)

@@ -55,16 +55,25 @@ enum debug_domain {
 	DBG_TRANSLATE,
 	DBG_COMPILE,
 	DBG_CACHE,
-	DBG_PTRACE, /* the runtime's ptrace engine, in staprun (pass 5) */
+	/* the runtime's domains (runtime/lang/debug.h, doc/debug-domains.md),
+	 * passed to staprun in STAP_DEBUG at pass 5 */
+	DBG_PTRACE, /* the ptrace engine */
+	DBG_BKPT,
+	DBG_DCG,
+	DBG_SYM,
+	DBG_TRANSPORT,
 	DBG_NDOMAINS
 };
 extern int msg_verbose;		  /* number of -v */
 extern int msg_suppress_warnings; /* -w */
 extern unsigned msg_debug_mask;
+extern int msg_debug_level[DBG_NDOMAINS]; /* the runtime's: DOMAIN:LEVEL, 1 without */
 void fatal(const char *fmt, ...) STAP_PRINTF(1, 2) STAP_NORETURN;
 void warn(const char *fmt, ...) STAP_PRINTF(1, 2);
 void debug(enum debug_domain d, const char *fmt, ...) STAP_PRINTF(2, 3);
-/* Turn on debug domains from a comma-separated list; 0 on success. */
+/* Turn on debug domains from a comma-separated list of DOMAIN[:LEVEL]
+ * (LEVEL 1-9, meaningful for the runtime's); 0 on success. */
 int debug_enable(const char *list);
+const char *debug_domain_name(enum debug_domain d);
 
 #endif

@@ -6,7 +6,7 @@
  * environment, which wins):
  *   auto        the default: blockstep where a self-test finds that the
  *               processor honours BTF, else breakpoint.
- *   breakpoint  int3 sites (dcg_sites.c) on the calls, returns and jumps
+ *   breakpoint  int3 sites (mech_breakpoint.c) on the calls, returns and jumps
  *               out of the code the traced thread runs, placed when the
  *               code is first reached: a traced call costs two stops (its
  *               call and its return; a call into a leaf or excluded
@@ -20,6 +20,12 @@
  *   blockstep   PTRACE_SINGLEBLOCK. Where the processor ignores BTF it
  *               traps after every instruction: still correct, only slower.
  *   singlestep  PTRACE_SINGLESTEP (a reference for tests).
+ *   translate   the in-process engine (mech_translate.c over runtime/xlate/):
+ *               the thread runs translated code that records calls and
+ *               returns in a ring read by staprun; no stop per call. Not
+ *               in auto yet.
+ * Each is a table of mech.h behind the core; output formats are sinks
+ * (sink.h, STAP_DCG_FORMAT).
  * At each step trap the instruction(s) run since the previous trap are decoded
  * (original bytes under breakpoints, decodings cached per address) and
  * classified: call, return, jump that is a call (a tail call, by
@@ -60,12 +66,15 @@ void _stp_dcg_limit(int what, int64_t n, const char *pattern);
  * thread is gone; end of run (prints, reports at verbose >= 1). */
 void _stp_dcg_flush_all(void);
 void _stp_dcg_thread_gone(pid_t tid);
+/* A new thread, stopped before it runs (it may have been created by a
+ * thread running elsewhere than in its own code: made native). */
+struct _stp_pt_thread;
+void _stp_dcg_thread_start(struct _stp_pt_thread *t);
 void _stp_dcg_finish(int verbose);
 /* A process exec'd or is gone; its shared libraries changed (dlopen,
  * dlclose): cached code and symbols of what was unmapped go. */
 void _stp_dcg_exec(pid_t pid);
 void _stp_dcg_proc_gone(pid_t pid);
-struct _stp_pt_thread;
 void _stp_dcg_libs_changed(struct _stp_pt_thread *t);
 
 #endif

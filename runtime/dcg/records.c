@@ -75,7 +75,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	r->kind = (uint8_t)kind;
 	r->sig = 0;
 	r->depth = depth;
-	r->ns = (uint64_t)(dcg_now_ns() - d->t0);
+	r->ns = d->now;
 	r->from = from;
 	r->to = to;
 	r->name = name;
@@ -160,15 +160,27 @@ void dcg_flush_thread(struct dthread *d)
 	d->nr -= upto;
 	if (d->hold != NO_HOLD)
 		d->hold -= upto;
-	/* switched off (thread_off's flush): its open frames end now */
-	if (!d->on && d->nf) {
-		int64_t now = dcg_now_ns();
-		dcg_run_stop(&th, (uint64_t)(now - d->t0), (uint64_t)now);
-	}
+}
+
+void dcg_records_stop(struct dthread *d, int64_t ns)
+{
+	struct dcg_sink_thread th = {d->pid, d->tid, d->comm};
+	uint64_t t = ns > d->t0 ? (uint64_t)(ns - d->t0) : 0;
+
+	if (t < d->now) /* never before the thread's last record */
+		t = d->now;
+	dcg_flush_thread(d);
+	if (d->nf)
+		dcg_run_stop(&th, t, (uint64_t)d->t0 + t);
 }
 
 void _stp_dcg_flush_all(void)
 {
-	for (size_t i = 0; i < dcg_nthreads; i++)
-		dcg_flush_thread(dcg_threads[i]);
+	for (size_t i = 0; i < dcg_nthreads; i++) {
+		struct dthread *d = dcg_threads[i];
+		/* events a mechanism still holds come first */
+		if (d->on && d->mech->drain)
+			d->mech->drain(d);
+		dcg_flush_thread(d);
+	}
 }

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include "stp_internal.h"
-#include "probes/process.h"
+#include "target/backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -458,7 +458,7 @@ void _stp_ctx_print_regs(struct _stp_context *c)
 	uint64_t rip;
 	char buf[1024];
 
-	if (!tc || !tc->t || _stp_ctx_reg(c, 16, &rip) < 0) {
+	if (!tc || !tc->ops || _stp_ctx_reg(c, 16, &rip) < 0) {
 		if (c)
 			c->last_error = NULL; /* no registers: nothing to print */
 		return;

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "stp_internal.h"
+#include "debug.h"
 #include "run/sigstate.h"
 
 #include <errno.h>
@@ -94,6 +95,8 @@ static int open_numbered(int64_t n, int numbered)
 	if (fd < 0)
 		_stp_msg_error("Couldn't open file '%s': %s", path ? path : outf.name,
 			       strerror(path ? errno : ENOMEM));
+	else
+		_stp_dbg(STP_DBG_TRANSPORT, 1, "output to %s", path);
 	free(path);
 	if (fd < 0)
 		return -1;
@@ -112,8 +115,9 @@ static void switch_output(void)
 	out_fd = -1;
 	if (outf.nmax && next >= outf.nmax) {
 		char *old = numbered_name(next - outf.nmax);
-		if (old)
-			unlink(old);
+		if (old && unlink(old) == 0)
+			_stp_dbg(STP_DBG_TRANSPORT, 1, "removed %s (-S keeps %lld files)", old,
+				 (long long)outf.nmax);
 		free(old);
 	}
 	if (open_numbered(next, 1) < 0) {
@@ -149,6 +153,7 @@ int _stp_transport_open(const char *output_file)
 			_stp_msg_error("You have to specify output FILE with '-S' option.");
 			return -1;
 		}
+		_stp_dbg(STP_DBG_TRANSPORT, 1, "output to stdout");
 		return 0;
 	}
 	outf.name = expand_name(output_file);
@@ -170,6 +175,7 @@ static void output_lost(int err)
 {
 	/* end the run rather than trace on with nowhere to print */
 	out_failed = err ? err : EIO;
+	_stp_dbg(STP_DBG_TRANSPORT, 1, "output lost: %s", strerror(out_failed));
 	if (!_stp_transport_reader_gone()) {
 		_stp_msg_error("couldn't write output: %s", strerror(out_failed));
 		_stp_error_count++;
@@ -192,6 +198,7 @@ static void flush_out(void)
 	      outf.written + (int64_t)_stp_outbuf.len > outf.size_max)))
 		switch_output();
 	if (_stp_outbuf.len && !out_failed) {
+		_stp_dbg(STP_DBG_TRANSPORT, 2, "writing %zu bytes", _stp_outbuf.len);
 		outf.written += (int64_t)_stp_outbuf.len;
 		_stp_output_writing = 1;
 		rc = _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len);
@@ -216,6 +223,7 @@ void _stp_transport_close(void)
 	/* a file system may say so only at close (NFS, quotas) */
 	if (out_fd != STDOUT_FILENO && close(out_fd) != 0 && !out_failed)
 		output_lost(errno);
+	_stp_dbg(STP_DBG_TRANSPORT, 1, "output closed");
 	out_fd = STDOUT_FILENO;
 	free(outf.name);
 	outf.name = NULL;

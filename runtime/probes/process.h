@@ -1,26 +1,16 @@
-/* Process probes under the ptrace engine: the runtime-internal side shared
- * by run.c (the loop), process_probes.c (placing probes, engine callbacks)
- * and context_target.c (the context API generated code calls). */
+/* The probes part's public side: process probes under the ptrace engine,
+ * shared by run.c (the loop), process_probes.c and its kinds (placing
+ * probes, engine callbacks; probes_internal.h) and the timer probes
+ * (timer.c); what their handlers see is target/backend.h's. */
 #ifndef STP_PROCESS_H
 #define STP_PROCESS_H
 
 #include "stap_runtime.h"
 #include "ptrace/ptrace_engine.h"
+#include "target/backend.h"
 
 #include <signal.h>
 #include <sys/user.h>
-
-/* What c->target points at while a process probe's handler runs. */
-struct _stp_tctx {
-	struct _stp_pt_thread *t; /* NULL in process.end (the process is gone) */
-	pid_t pid, tid;
-	uint64_t uaddr; /* the probe point's address */
-	uint64_t bias;	/* load bias of the probe's module */
-	int is_return;
-	const char *comm; /* the process's name, kept for process.end */
-	int have_regs;
-	struct user_regs_struct regs;
-};
 
 /* Does the module have process probes (then the run goes through the
  * engine instead of target.c)? */
@@ -38,25 +28,23 @@ int _stp_proc_dispatch(void);
  * running as found), kill and reap a -c command still running. */
 void _stp_proc_finish(int verbose);
 
+/* timer.c: the timer probes of m, due from now on (-1: out of memory);
+ * run the due ones while the session runs, returning when the next is due
+ * (INT64_MAX: none); stop them. */
+int _stp_timers_start(const struct _stp_module *m, int64_t now);
+int64_t _stp_timers_run(int64_t now);
+void _stp_timers_stop(void);
+
 /* The module being run (process_probes.c). */
 const struct _stp_module *_stp_proc_module(void);
-/* After a .return probe's handler: forget the frames of tid that have
- * returned (stack pointer below sp) for that probe (context_target.c). */
-void _stp_entry_done(pid_t tid, const struct _stp_probe *p, uint64_t sp);
 
 /* run.c: run one probe's handler with a target context (NULL: none). */
 void _stp_run_probe(const struct _stp_probe *p, struct _stp_tctx *tc);
-/* Forget the user backtrace unwound for the previous handler run: every
- * run is a new stop, even at the same pc, sp and bp (context_user.c). */
-void _stp_ctx_ubt_forget(void);
 
-/* Number IDX (0-based) after KEY ("Uid:", "PPid:") in /proc/PID/status;
- * -1 when unreadable. */
-/* Hear of pid's dlopen/dlclose (the dynamic call graph's code sites). */
+/* Hear of pid's dlopen/dlclose (the dynamic call graph's code sites, the
+ * symbol cache). */
 struct _stp_pt_proc;
 void _stp_proc_watch_libraries(struct _stp_pt_proc *proc);
-
-int64_t _stp_proc_status_field(pid_t pid, const char *key, int idx);
 
 /* A file's identity (fileid.c): of the file at a path (/proc/PID/exe and
  * /proc/PID/map_files/ name the image a process runs), or of the file a

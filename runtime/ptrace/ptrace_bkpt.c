@@ -87,11 +87,11 @@ static void bk_disarm(struct pt_mm *mm, struct _stp_pt_bkpt *bk)
 	/* no int3 there any more: the code was unmapped and maybe other code
 	 * mapped in its place (munmap, a JIT), which must not be patched */
 	if (_stp_pt_mm_read(mm, bk->addr, &now, 1) < 0 || now != 0xcc)
-		pt_debug("%#llx in %d: our int3 is gone, not restored",
+		_stp_dbg(STP_DBG_BKPT, 1, "%#llx in %d: our int3 is gone, not restored",
 			 (unsigned long long)bk->addr, (int)mm->pid);
 	else if (_stp_pt_mm_write(mm, bk->addr, &bk->orig, 1) < 0)
-		pt_debug("could not restore %#llx in %d", (unsigned long long)bk->addr,
-			 (int)mm->pid);
+		_stp_dbg(STP_DBG_BKPT, 1, "could not restore %#llx in %d",
+			 (unsigned long long)bk->addr, (int)mm->pid);
 	bk->live = 0;
 	if (mm->bk_watch)
 		mm->bk_watch(bk->addr, 0, bk->orig, mm->bk_watch_data);
@@ -176,8 +176,9 @@ int _stp_pt_probe_add(struct _stp_pt_proc *p, uint64_t addr, _stp_pt_handler ent
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = pr;
-	pt_debug("probe at %#llx in %d: %s (%s)", (unsigned long long)addr, (int)p->pid,
-		 bk->insn.text, bk->insn.kind == STP_X86_OOL ? "out of line" : "emulated");
+	_stp_dbg(STP_DBG_BKPT, 1, "probe at %#llx in %d: %s (%s)", (unsigned long long)addr,
+		 (int)p->pid, bk->insn.text,
+		 bk->insn.kind == STP_X86_OOL ? "out of line" : "emulated");
 	if (out)
 		*out = pr;
 	return 0;
@@ -224,6 +225,8 @@ int _stp_pt_probe_remove(struct _stp_pt_proc *p, struct _stp_pt_probe *pr)
 	}
 	for (struct _stp_pt_probe **pp = &bk->probes; *pp; pp = &(*pp)->next) {
 		if (*pp == pr) {
+			_stp_dbg(STP_DBG_BKPT, 2, "probe at %#llx in %d removed",
+				 (unsigned long long)bk->addr, (int)p->pid);
 			*pp = pr->next;
 			probe_kill(p->mm, pr, 0);
 			bk_maybe_disarm(p->mm, bk);
@@ -412,9 +415,9 @@ static void run_entry(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk, struct 
 			rb->ret_refs++;
 			p->frame_refs++;
 		} else {
-			pt_debug("no return probe for %#llx (return address %#llx): %s",
-				 (unsigned long long)bk->addr, (unsigned long long)ra,
-				 strerror(-rc));
+			_stp_dbg(
+			    STP_DBG_BKPT, 1, "no return probe for %#llx (return address %#llx): %s",
+			    (unsigned long long)bk->addr, (unsigned long long)ra, strerror(-rc));
 			s->stats.errors++;
 		}
 	}
@@ -603,6 +606,8 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	struct _stp_pt_session *s = t->proc->s;
 	int rc;
 
+	_stp_dbg(STP_DBG_BKPT, 2, "thread %d: hit %#llx%s", (int)t->tid,
+		 (unsigned long long)bk->addr, bk->live ? "" : " (removed since)");
 	t->regs.rip = bk->addr;
 	t->regs_dirty = 1;
 	/* A process that outlives us (attached) must not resume past the
@@ -625,7 +630,7 @@ int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	rc = displaced(t, bk);
 	if (rc < 0) {
 		s->stats.errors++;
-		pt_debug("cannot run %s displaced at %#llx: %s", bk->insn.text,
+		_stp_dbg(STP_DBG_BKPT, 1, "cannot run %s displaced at %#llx: %s", bk->insn.text,
 			 (unsigned long long)bk->addr, strerror(-rc));
 		/* last resort: the thread would trap forever, so stop probing
 		 * here (all probes at this address stop firing) */
@@ -656,8 +661,8 @@ void _stp_pt_fault_in_slot(struct _stp_pt_thread *t, int sig)
 		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
 			if (!bk->slot || t->regs.rip != bk->slot)
 				continue;
-			pt_debug("thread %d: signal %d in the copy of %#llx", (int)t->tid, sig,
-				 (unsigned long long)bk->addr);
+			_stp_dbg(STP_DBG_BKPT, 1, "thread %d: signal %d in the copy of %#llx",
+				 (int)t->tid, sig, (unsigned long long)bk->addr);
 			t->regs.rip = bk->addr;
 			t->regs_dirty = 1;
 			if (sig != SIGSEGV && si.si_addr == (void *)(uintptr_t)bk->slot) {
@@ -747,7 +752,7 @@ void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 				;
 			if (i < nx)
 				continue;
-			pt_debug("%#llx in %d: code unmapped, its probes dropped",
+			_stp_dbg(STP_DBG_BKPT, 1, "%#llx in %d: code unmapped, its probes dropped",
 				 (unsigned long long)bk->addr, (int)t->proc->pid);
 			while (bk->probes) {
 				struct _stp_pt_probe *pr = bk->probes;

@@ -15,9 +15,11 @@
  * the first argument of the calls that act on one thread. Functions return
  * 0 or a negative errno value and never exit the process. All calls must
  * come from one thread of the tracer (ptrace requests are only accepted
- * from the thread that attached). STAP_PTRACE_DEBUG=1 in the environment
- * (or _stp_pt_set_debug: staprun -vvv, i.e. stap -vvvv or --vp 00004,
- * does it) prints what the engine does on stderr.
+ * from the thread that attached). What the engine does is printed on
+ * stderr through the runtime's debug domains ptrace and bkpt
+ * (lang/debug.h, doc/debug-domains.md): STAP_PTRACE_DEBUG=1 in the
+ * environment or _stp_pt_set_debug turn both on at level 1, as do
+ * staprun -vvv (stap -vvvv or --vp 00004) and STAP_DEBUG=ptrace,bkpt.
  *
  * The event loop. The engine reaps events with waitpid(-1, __WALL), so it
  * owns every child of the tracer process (a child it does not know is
@@ -302,7 +304,8 @@ void _stp_pt_get_stats(const struct _stp_pt_session *s, struct _stp_pt_stats *st
  * after the client has freed its session). */
 void _stp_pt_total_stats(struct _stp_pt_stats *st);
 
-/* Debug messages on stderr ("ptrace: ..."), off by default. */
+/* Debug messages on stderr ("ptrace: ...", "bkpt: ..."), off by default:
+ * on raises both domains to level 1 at least, off sets them to 0. */
 void _stp_pt_set_debug(int on);
 
 #endif

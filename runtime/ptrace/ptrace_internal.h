@@ -1,4 +1,4 @@
-/* The ptrace engine's internals, shared by runtime/ptrace_*.c only. */
+/* The ptrace engine's internals, shared by runtime/ptrace/ptrace_*.c only. */
 #ifndef STP_PTRACE_INTERNAL_H
 #define STP_PTRACE_INTERNAL_H
 
@@ -7,17 +7,10 @@
 #endif
 #include "ptrace_engine.h"
 #include "arch/x86_64/insn.h"
+#include "lang/debug.h"
 
 #include <stdio.h>
 #include <sys/types.h>
-
-extern int _stp_pt_debug_on;
-#define pt_debug(...)                             \
-	do {                                      \
-		if (_stp_pt_debug_on)             \
-			_stp_pt_msg(__VA_ARGS__); \
-	} while (0)
-void _stp_pt_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A probe; several may share one breakpoint. */
 struct _stp_pt_probe {
@@ -170,13 +163,39 @@ struct _stp_pt_session {
 	sigset_t launch_mask, launch_ignored; /* a launched program's signals */
 };
 
-/* ptrace_engine.c */
+/* ptrace_engine.c: the tables of threads and processes, the queue of
+ * wait statuses not handled yet */
 struct _stp_pt_thread *_stp_pt_find(struct _stp_pt_session *s, pid_t tid);
+struct _stp_pt_thread *_stp_pt_thread_new(struct _stp_pt_proc *p, pid_t tid);
+void _stp_pt_thread_free(struct _stp_pt_thread *t);
+struct _stp_pt_proc *_stp_pt_proc_new(struct _stp_pt_session *s, pid_t pid);
+void _stp_pt_proc_free(struct _stp_pt_proc *p);
+void _stp_pt_queue_status(struct _stp_pt_thread *t, int st);
+void _stp_pt_unqueue(struct _stp_pt_session *s, struct _stp_pt_thread *t);
+struct _stp_pt_thread *_stp_pt_dequeue(struct _stp_pt_session *s);
+void _stp_pt_requeue_exit(struct _stp_pt_thread *t, int st);
+
+/* ptrace_access.c */
 int _stp_pt_fetch_regs(struct _stp_pt_thread *t);
+
+/* ptrace_wait.c */
+void _stp_pt_resume_thread(struct _stp_pt_thread *t);
+void _stp_pt_on_wait(struct _stp_pt_session *s, pid_t pid, int st);
+void _stp_pt_process_stop(struct _stp_pt_thread *t, int st);
+void _stp_pt_thread_gone(struct _stp_pt_thread *t, int st);
+void _stp_pt_ev_child(struct _stp_pt_thread *t, int ev);
+void _stp_pt_ev_exec(struct _stp_pt_thread *t);
+void _stp_pt_handle_trap(struct _stp_pt_thread *t);
+int _stp_pt_is_stop_sig(int sig);
+int _stp_pt_pid_shares_mm(pid_t tid, pid_t child);
+
+/* ptrace_stop.c */
 int _stp_pt_stop_all(struct _stp_pt_proc *p);
 void _stp_pt_stop_all_end(struct _stp_pt_proc *p);
-void _stp_pt_resume_thread(struct _stp_pt_thread *t);
-void _stp_pt_requeue_exit(struct _stp_pt_thread *t, int st);
+int _stp_pt_any_running(struct _stp_pt_proc *p);
+
+/* ptrace_detach.c */
+void _stp_pt_release(struct _stp_pt_proc *p);
 
 /* ptrace_mem.c */
 struct pt_mm *_stp_pt_mm_new(pid_t pid);

@@ -131,8 +131,8 @@ static int arm_brk(struct _stp_pt_proc *p)
 	if ((rc = _stp_pt_probe_add(p, brk, on_brk, NULL, NULL, NULL)) < 0)
 		return rc;
 	p->libs_brk = brk;
-	pt_debug("%d: r_debug %#llx, r_brk %#llx", (int)p->pid, (unsigned long long)rd,
-		 (unsigned long long)brk);
+	_stp_dbg(STP_DBG_PTRACE, 1, "%d: r_debug %#llx, r_brk %#llx", (int)p->pid,
+		 (unsigned long long)rd, (unsigned long long)brk);
 	return 1;
 }
 

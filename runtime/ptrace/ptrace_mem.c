@@ -39,7 +39,7 @@ struct pt_mm *_stp_pt_mm_new(pid_t pid)
 	mm->memfd = open_mem(pid);
 	if (mm->memfd < 0) {
 		int err = errno;
-		pt_debug("open /proc/%d/mem: %s", (int)pid, strerror(err));
+		_stp_dbg(STP_DBG_PTRACE, 1, "open /proc/%d/mem: %s", (int)pid, strerror(err));
 		free(mm);
 		errno = err; /* EMFILE, ...: the caller reports it */
 		return NULL;
@@ -366,8 +366,8 @@ int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t near, uint64_t *addr)
 		return (int)ret;
 	}
 	*addr = (uint64_t)ret;
-	pt_debug("scratch page %#llx in %d (near %#llx)", (unsigned long long)ret, (int)t->tid,
-		 (unsigned long long)near);
+	_stp_dbg(STP_DBG_BKPT, 1, "scratch page %#llx in %d (near %#llx)", (unsigned long long)ret,
+		 (int)t->tid, (unsigned long long)near);
 	return 0;
 }
 

@@ -90,7 +90,8 @@ int _stp_pt_sigstep_stop(struct _stp_pt_thread *t, int sig)
 		/* no frame was set up (no handler any more, or the signal was
 		 * not delivered): the step ended after one instruction (or a
 		 * system call: TRAP_BRKPT); the trap is ours, not the program's */
-		pt_debug("thread %d: signal %d had no handler", (int)t->tid, sig);
+		_stp_dbg(STP_DBG_PTRACE, 1, "thread %d: signal %d had no handler", (int)t->tid,
+			 sig);
 		return 1;
 	}
 	/* the kernel reports the frame set up as a ptrace_notify(SIGTRAP),
@@ -99,7 +100,8 @@ int _stp_pt_sigstep_stop(struct _stp_pt_thread *t, int sig)
 		return 0;
 	if (_stp_pt_fetch_regs(t) < 0)
 		return 1;
-	pt_debug("thread %d: signal %d handler at %#llx", (int)t->tid, sig, t->regs.rip);
+	_stp_dbg(STP_DBG_PTRACE, 1, "thread %d: signal %d handler at %#llx", (int)t->tid, sig,
+		 t->regs.rip);
 	if (s->detaching || !t->sigstep_fn || t->step_mode)
 		return 1;
 	t->probe_point = t->regs.rip;
@@ -176,7 +178,7 @@ int _stp_pt_blockstep_honoured(void)
 	}
 	/* honoured: a stop after each of the 3 jumps and the int3 */
 	rc = stops <= 8;
-	pt_debug("blockstep self-test: %d stops over 36 instructions: %s", stops,
+	_stp_dbg(STP_DBG_PTRACE, 1, "blockstep self-test: %d stops over 36 instructions: %s", stops,
 		 rc ? "BTF honoured" : "every instruction traps");
 out:
 	kill(pid, SIGKILL);
@@ -214,7 +216,8 @@ int _stp_pt_hwbp_honoured(void)
 		goto out;
 	rc = WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && ptrace(PTRACE_GETREGS, pid, 0, &r) == 0 &&
 	    r.rip == (uint64_t)(uintptr_t)_stp_pt_hwbp_target;
-	pt_debug("hardware breakpoint self-test: %s", rc ? "fires" : "accepted, never fires");
+	_stp_dbg(STP_DBG_PTRACE, 1, "hardware breakpoint self-test: %s",
+		 rc ? "fires" : "accepted, never fires");
 out:
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, __WALL);

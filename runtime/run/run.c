@@ -1,5 +1,5 @@
-/* The run: begin probes, then an event loop (timers, signals, the -T
- * deadline, the target's exit), then end or error probes, SystemTap's
+/* The run: begin probes, then an event loop (timers of probes/timer.c,
+ * signals, the -T deadline, the target's exit), then end or error probes, SystemTap's
  * end-of-run warnings and the exit status.
  *
  * As in SystemTap, a probe runs only in its session state: begin in
@@ -31,86 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
-struct timer {
-	int64_t deadline;
-	const struct _stp_probe *probe;
-	size_t seq; /* ties fire in script order */
-};
-
 struct run {
 	const struct _stp_module *m;
 	const struct _stp_run_options *o;
-	struct timer *heap;
-	size_t ntimers;
 	int sigfd;
 	int engine;	  /* process probes: the target runs under ptrace */
 	int64_t deadline; /* -T, monotonic ns; 0 = none */
-	uint64_t rng;
 };
-
-/* ---- timer heap (a binary min-heap on deadline, then seq) ---- */
-
-static int timer_before(const struct timer *a, const struct timer *b)
-{
-	return a->deadline != b->deadline ? a->deadline < b->deadline : a->seq < b->seq;
-}
-
-static void heap_sift_down(struct timer *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, min = i;
-		struct timer t;
-
-		if (l < n && timer_before(&h[l], &h[min]))
-			min = l;
-		if (r < n && timer_before(&h[r], &h[min]))
-			min = r;
-		if (min == i)
-			return;
-		t = h[i], h[i] = h[min], h[min] = t;
-		i = min;
-	}
-}
-
-static uint64_t next_random(struct run *r)
-{
-	/* xorshift64*: jitter needs no quality, just no libc state */
-	r->rng ^= r->rng >> 12;
-	r->rng ^= r->rng << 25;
-	r->rng ^= r->rng >> 27;
-	return r->rng * 2685821657736338717ull;
-}
-
-/* One period of a timer: its interval, +- uniform jitter with .randomize. */
-static int64_t period(struct run *r, const struct _stp_probe *p)
-{
-	int64_t ns = p->interval_ns > 0 ? p->interval_ns : 1000000;
-
-	if (p->randomize_ns > 0) {
-		uint64_t span = 2 * (uint64_t)p->randomize_ns + 1;
-		ns += (int64_t)(next_random(r) % span) - p->randomize_ns;
-	}
-	return ns < 1000 ? 1000 : ns;
-}
-
-static int timers_init(struct run *r, int64_t now)
-{
-	const struct _stp_module *m = r->m;
-
-	r->heap = calloc((size_t)m->nprobes + 1, sizeof *r->heap);
-	if (!r->heap)
-		return -1;
-	for (int i = 0; i < m->nprobes; i++) {
-		const struct _stp_probe *p = &m->probes[i];
-		if (p->kind != STP_PROBE_TIMER)
-			continue;
-		r->heap[r->ntimers] = (struct timer){now + period(r, p), p, r->ntimers};
-		r->ntimers++;
-	}
-	for (size_t i = r->ntimers / 2; i-- > 0;)
-		heap_sift_down(r->heap, r->ntimers, i);
-	return 0;
-}
 
 /* ---- handlers ---- */
 
@@ -260,22 +187,6 @@ static int handle_signals(struct run *r)
 	return stop;
 }
 
-static void fire_due_timers(struct run *r, int64_t now)
-{
-	while (r->ntimers && r->heap[0].deadline <= now &&
-	       _stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested) {
-		struct timer *t = &r->heap[0];
-		int64_t next = t->deadline + period(r, t->probe);
-
-		run_handler(t->probe);
-		now = _stp_gettime_ns(CLOCK_MONOTONIC);
-		/* A handler slower than its period skips missed ticks rather
-		 * than firing in a burst. */
-		t->deadline = next > now ? next : now + period(r, t->probe);
-		heap_sift_down(r->heap, r->ntimers, 0);
-	}
-}
-
 static void event_loop(struct run *r)
 {
 	while (_stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested) {
@@ -286,11 +197,9 @@ static void event_loop(struct run *r)
 
 		if (r->deadline && now >= r->deadline)
 			break;
-		fire_due_timers(r, now);
+		wake = _stp_timers_run(now);
 		if (_stp_session_state != STP_SESSION_RUNNING || _stp_exit_requested)
 			break;
-		if (r->ntimers)
-			wake = r->heap[0].deadline;
 		if (r->deadline && r->deadline < wake)
 			wake = r->deadline;
 		if (wake != INT64_MAX) {
@@ -386,7 +295,7 @@ static void run_session(struct run *r)
 	if ((r->engine ? _stp_proc_release() : _stp_target_release()) < 0 &&
 	    _stp_session_state == STP_SESSION_RUNNING)
 		_stp_session_state = STP_SESSION_ERROR;
-	if (timers_init(r, _stp_gettime_ns(CLOCK_MONOTONIC)) == 0)
+	if (_stp_timers_start(r->m, _stp_gettime_ns(CLOCK_MONOTONIC)) == 0)
 		event_loop(r);
 	if (_stp_session_state == STP_SESSION_RUNNING)
 		_stp_session_state = STP_SESSION_STOPPING;
@@ -430,7 +339,6 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 	_stp_signals_save(); /* staprun did it first, before changing any */
 	reset_session();
 	apply_limits(m);
-	r.rng = (uint64_t)_stp_gettime_ns(CLOCK_MONOTONIC) | 1;
 	if (_stp_transport_open(o->output_file) < 0)
 		return 1;
 	r.sigfd = block_signals(&oldmask);
@@ -460,7 +368,7 @@ int _stp_run(const struct _stp_module *m, const struct _stp_run_options *o)
 		report_engine(o);
 	_stp_transport_close();
 	_stp_regex_cleanup();
-	free(r.heap);
+	_stp_timers_stop();
 	drain_signals(r.sigfd);
 	close(r.sigfd);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);

@@ -3,12 +3,14 @@
  *   staprun [-v] [-o FILE [-S SIZE[,N]]] [-s MB] [-T SECONDS] [-c CMD | -x PID] OBJECT
  *   staprun OBJECT [-c CMD | -x PID] [-o FILE] ...   (the same)
  *
- * The object resolves the runtime's _stp_* symbols from this executable
- * (linked with -rdynamic), so one runtime serves every script. */
+ * The object resolves the runtime's _stp_* symbols from this executable,
+ * which exports the API of stap_runtime.h and nothing else (a dynamic list
+ * made from the header), so one runtime serves every script. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lang/stp_internal.h"
+#include "lang/debug.h"
 #include "sigstate.h"
 
 #include <dlfcn.h>
@@ -31,7 +33,8 @@ static void usage(FILE *f, const char *prog)
 		"Usage: %s [-v] [-o FILE [-S SIZE[,N]]] [-s MB] [-T SECONDS] [-c CMD | -x PID]\n"
 		"       OBJECT\n"
 		"  (the options may also follow OBJECT)\n"
-		"  -v          be verbose (repeatable)\n"
+		"  -v          be verbose (repeatable; -vvv and more: the runtime's debug\n"
+		"              messages, as STAP_DEBUG=all:1, all:2, ...)\n"
 		"  -o FILE     write the script's output to FILE (strftime(3) conversions\n"
 		"              allowed)\n"
 		"  -S SIZE[,N] switch to the next file FILE.1, FILE.2, ... when one holds\n"
@@ -40,7 +43,10 @@ static void usage(FILE *f, const char *prog)
 		"  -T SECONDS  end the run after SECONDS (end probes run)\n"
 		"  -c CMD      run CMD (with /bin/sh -c); end when it exits\n"
 		"  -x PID      end when process PID exits\n"
-		"  -h          show this help\n",
+		"  -h          show this help\n"
+		"Environment: STAP_DEBUG=DOMAIN[:LEVEL],... turns on the runtime's debug\n"
+		"  messages (domains ptrace, bkpt, dcg, sym, transport, all; see\n"
+		"  doc/debug-domains.md); STAP_PTRACE_DEBUG=1 is ptrace,bkpt.\n",
 		prog);
 }
 
@@ -135,12 +141,30 @@ static void guard_load(int on)
 		signal(sigs[i], on ? load_crashed : SIG_DFL);
 }
 
+/* dlopen's error, said plainly when the object needs a runtime symbol that
+ * staprun does not export (embedded C calling the runtime's internals). */
+static void load_failed(const char *path, const char *err)
+{
+	static const char undef[] = "undefined symbol: ";
+	const char *sym = err ? strstr(err, undef) : NULL;
+
+	if (sym && !strncmp(sym + sizeof undef - 1, "_stp_", 5)) {
+		sym += sizeof undef - 1;
+		fprintf(stderr,
+			"ERROR: Couldn't load '%s': it needs %.*s, which staprun does not export: "
+			"compiled scripts (embedded C too) may use only the runtime API that "
+			"stap_runtime.h declares\n",
+			path, (int)strcspn(sym, ", \n"), sym);
+		return;
+	}
+	fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path, err ? err : "unknown error");
+}
+
 static const struct _stp_module *load(const char *path, void **handle)
 {
 	struct stat sb;
 	const struct _stp_module *m;
 	const char *damage;
-	char *err;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &sb) < 0) {
@@ -164,9 +188,7 @@ static const struct _stp_module *load(const char *path, void **handle)
 	*handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
 	guard_load(0);
 	if (!*handle) {
-		err = dlerror();
-		fprintf(stderr, "ERROR: Couldn't load '%s': %s\n", path,
-			err ? err : "unknown error");
+		load_failed(path, dlerror());
 		return NULL;
 	}
 	dlerror();
@@ -263,6 +285,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ERROR: You have to specify output FILE with '-S' option.\n");
 		return 1;
 	}
+	if (_stp_dbg_setup(o.verbose) < 0)
+		return 1;
 	_stp_transport_setup(fsize, fnum, bufsize);
 	/* A closed output pipe is an error to report, not a silent death. */
 	signal(SIGPIPE, SIG_IGN);

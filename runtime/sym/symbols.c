@@ -166,22 +166,6 @@ void _stp_sym_unmapped(struct _stp_symtab *st, uint64_t start, uint64_t end)
 	st->stale = 1;
 }
 
-void _stp_sym_reset(struct _stp_symtab *st)
-{
-	char link[64], exe[PATH_MAX];
-	ssize_t n;
-
-	clear_cache(st, 0, UINT64_MAX);
-	st->stale = 1;
-	snprintf(link, sizeof link, "/proc/%d/exe", (int)st->pid);
-	n = readlink(link, exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		free(st->main_path);
-		st->main_path = strdup(exe);
-	}
-}
-
 /* ---- demangling: libstdc++'s __cxa_demangle when it can be loaded ---- */
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
@@ -495,6 +479,8 @@ struct unwind_state {
 	pid_t pid, tid;
 	const uint64_t *dregs; /* DWARF x86_64 order: 0..15 then rip (16) */
 	int given;	       /* next_thread already returned the thread */
+	_stp_sym_read_fn read; /* NULL: /proc/PID/mem */
+	void *read_arg;
 };
 
 static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
@@ -529,6 +515,12 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 	size_t n = 0;
 
 	(void)dwfl;
+	if (u->read) {
+		if (u->read(u->read_arg, addr, &w, sizeof w) < 0)
+			return false;
+		*result = w;
+		return true;
+	}
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)u->pid);
 	f = fopen(path, "re");
 	if (!f)
@@ -567,6 +559,12 @@ static struct unwind_state uw_state;
 int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, uint64_t *pcs,
 		    int max)
 {
+	return _stp_sym_unwind_with(st, tid, dregs, NULL, NULL, pcs, max);
+}
+
+int _stp_sym_unwind_with(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs,
+			 _stp_sym_read_fn read, void *arg, uint64_t *pcs, int max)
+{
 	struct unwind_acc u = {pcs, 0, max};
 
 	uint64_t own[17];
@@ -601,6 +599,8 @@ int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, ui
 	uw_state.tid = tid;
 	uw_state.dregs = dregs;
 	uw_state.given = 0;
+	uw_state.read = read;
+	uw_state.read_arg = arg;
 	if (dwfl_getthread_frames(st->dwfl, tid, frame_cb, &u) != 0 && u.n == 0)
 		return -1;
 	return u.n;

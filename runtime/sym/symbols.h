@@ -1,11 +1,11 @@
 /* Run-time symbolization of addresses in a traced process, and unwinding
  * of a ptrace-stopped thread, through libdwfl's linux-proc support.
  *
- * One _stp_symtab per traced process (per exec image: call
- * _stp_sym_reset after exec). Lookups are cached per address. On a cache
- * miss the module list is re-read if /proc/PID/maps changed (dlopen); the
- * cached names of a range stay until the engine reports it unmapped
- * (_stp_sym_unmapped on munmap/dlclose), so it must.
+ * One _stp_symtab per traced process and exec image, kept by the symbol
+ * cache (_stp_sym_of, cache.c). Lookups are cached per address. On a
+ * cache miss the module list is re-read if /proc/PID/maps changed
+ * (dlopen); the cached names of a range stay until it is reported
+ * unmapped (_stp_sym_unmapped: the cache does it, by its rule).
  *
  * Formats (SystemTap's, and issue 4's call-graph names):
  *   usymdata   "name+0xOFF/0xSIZE [/path/of/module]"; when only the
@@ -56,9 +56,8 @@ void _stp_sym_close(struct _stp_symtab *st);
 void _stp_sym_set_main(struct _stp_symtab *st, const char *path);
 
 /* Forget everything about [start, end) (munmap, dlclose) and re-read the
- * process's modules on the next lookup. _stp_sym_reset forgets all (exec). */
+ * process's modules on the next lookup. */
 void _stp_sym_unmapped(struct _stp_symtab *st, uint64_t start, uint64_t end);
-void _stp_sym_reset(struct _stp_symtab *st);
 
 /* The load bias of the module mapped from PATH: its run-time address of
  * an ELF vaddr (as the translator's resolvers give them) is vaddr + bias
@@ -79,6 +78,31 @@ size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t 
 /* "file:line" or "" when unknown. */
 size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 
+/* ---- the symbol cache (cache.c): one table per traced process, shared
+ * by the context tapset and the call graph, with one invalidation rule
+ * (see cache.c). The run loop and the probe hooks call the rest. ---- */
+
+/* The table of PID, opened at its first use (NULL: out of memory). */
+struct _stp_symtab *_stp_sym_of(pid_t pid);
+/* What happened to PID's memory (the probe hooks): exec (a new image) and
+ * the end of the process drop its table; maps_changed (the engine saw
+ * dlopen or dlclose) compares its mappings now; unmap forgets a range. */
+void _stp_sym_exec(pid_t pid);
+void _stp_sym_gone(pid_t pid);
+void _stp_sym_maps_changed(pid_t pid);
+void _stp_sym_unmap(pid_t pid, uint64_t start, uint64_t end);
+/* PID has a table that the engine may not keep current yet: the probe
+ * hooks then ask the engine for its dlopen/dlclose (maps_changed) and say
+ * so by _stp_sym_watching, which compares the mappings once (what changed
+ * unseen since the table was opened). */
+int _stp_sym_needs_watch(pid_t pid);
+void _stp_sym_watching(pid_t pid);
+/* The end of the run: every table goes. */
+void _stp_sym_cache_free(void);
+
+/* Memory of the process for the unwinder: 0, or -errno. */
+typedef int (*_stp_sym_read_fn)(void *arg, uint64_t addr, void *buf, size_t len);
+
 /* Unwind thread TID (stopped under ptrace by the calling thread) with its
  * CFI, from the registers DREGS (17, DWARF x86_64 order: rax rdx rcx rbx
  * rsi rdi rbp rsp r8..r15 rip; rip is the probe's pc; NULL: the thread's
@@ -88,6 +112,9 @@ size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_
  * caller's line). Returns the count, -1 on error. */
 int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, uint64_t *pcs,
 		    int max);
+/* The same, reading the stack through READ (NULL: /proc/PID/mem). */
+int _stp_sym_unwind_with(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs,
+			 _stp_sym_read_fn read, void *arg, uint64_t *pcs, int max);
 
 /* Demangle a C++ name (NULL if not mangled or no demangler); malloc'd. */
 char *_stp_sym_demangle(const char *name);

@@ -1,11 +1,12 @@
 /* The context API for the target thread of a process probe: registers,
- * memory, ids. Without a target (begin/end/timer probes) the ids describe
- * the tracer itself, as before process probes existed. */
+ * memory, ids, through the backend's ops (backend.h). Without a target
+ * (begin/end/timer probes) the ids describe the tracer itself, as before
+ * process probes existed. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lang/stp_internal.h"
-#include "probes/process.h"
+#include "context_internal.h"
 #include "sym/symbols.h"
 
 #include <errno.h>
@@ -86,12 +87,12 @@ int _stp_ctx_reg(struct _stp_context *c, int dwarf_regno, uint64_t *out)
 	struct _stp_tctx *tc = tctx(c);
 
 	*out = 0;
-	if (!tc || !tc->t) {
+	if (!tc || !tc->ops) {
 		_stp_error(c, "cannot access registers in this probe");
 		return -1;
 	}
 	if (!tc->have_regs) {
-		int rc = _stp_pt_get_regs(tc->t, &tc->regs);
+		int rc = tc->ops->get_regs(tc, &tc->regs);
 		if (rc < 0) {
 			_stp_error(c, "couldn't read registers: %s", strerror(-rc));
 			return -1;
@@ -109,6 +110,7 @@ int _stp_ctx_set_reg(struct _stp_context *c, int dwarf_regno, uint64_t value)
 {
 	struct _stp_tctx *tc = tctx(c);
 	uint64_t old;
+	int rc;
 
 	if (dwarf_regno == 16 || dwarf_regno == 7) {
 		_stp_error(c, "cannot write register %d", dwarf_regno);
@@ -117,25 +119,39 @@ int _stp_ctx_set_reg(struct _stp_context *c, int dwarf_regno, uint64_t value)
 	if (_stp_ctx_reg(c, dwarf_regno, &old) < 0) /* fetches tc->regs */
 		return -1;
 	memcpy((char *)&tc->regs + dwarf_reg_offs[dwarf_regno], &value, sizeof value);
-	if (_stp_pt_set_regs(tc->t, &tc->regs) < 0) {
-		_stp_error(c, "couldn't write register %d", dwarf_regno);
+	rc = tc->ops->set_regs(tc, &tc->regs);
+	if (rc < 0) {
+		/* the thread's registers are as they were */
+		memcpy((char *)&tc->regs + dwarf_reg_offs[dwarf_regno], &old, sizeof old);
+		if (rc == -ENODATA)
+			_stp_error(c, "cannot write register %d: not available at this event",
+				   dwarf_regno);
+		else
+			_stp_error(c, "couldn't write register %d", dwarf_regno);
 		return -1;
 	}
 	return 0;
 }
 
+int _stp_tctx_read(struct _stp_tctx *tc, uint64_t addr, void *buf, size_t len)
+{
+	return tc && tc->ops ? tc->ops->read(tc, addr, buf, len) : -EFAULT;
+}
+
+static void read_error(struct _stp_context *c, int rc, uint64_t addr)
+{
+	if (rc == -ENODATA)
+		_stp_error(c, STP_NOT_AVAILABLE_READ, (unsigned long long)addr);
+	else
+		_stp_error(c, "read fault [man error::fault] at 0x%llx", (unsigned long long)addr);
+}
+
 int _stp_ctx_read_target(struct _stp_context *c, uint64_t addr, void *buf, size_t len)
 {
-	struct _stp_tctx *tc = tctx(c);
-	int rc;
+	int rc = _stp_tctx_read(tctx(c), addr, buf, len);
 
-	if (!tc || !tc->t) {
-		_stp_error(c, "read fault [man error::fault] at 0x%llx", (unsigned long long)addr);
-		return -1;
-	}
-	rc = _stp_pt_read(tc->t, addr, buf, len);
 	if (rc < 0) {
-		_stp_error(c, "read fault [man error::fault] at 0x%llx", (unsigned long long)addr);
+		read_error(c, rc, addr);
 		return -1;
 	}
 	return 0;
@@ -159,11 +175,7 @@ int64_t _stp_ctx_read_int(struct _stp_context *c, uint64_t addr, int size, int i
 
 int _stp_ctx_read_target_quiet(struct _stp_context *c, uint64_t addr, void *buf, size_t len)
 {
-	struct _stp_tctx *tc = tctx(c);
-
-	if (!tc || !tc->t || _stp_pt_read(tc->t, addr, buf, len) < 0)
-		return -1;
-	return 0;
+	return _stp_tctx_read(tctx(c), addr, buf, len) < 0 ? -1 : 0;
 }
 
 int _stp_ctx_write_int(struct _stp_context *c, uint64_t addr, int size, int64_t value)
@@ -171,12 +183,19 @@ int _stp_ctx_write_int(struct _stp_context *c, uint64_t addr, int size, int64_t 
 	struct _stp_tctx *tc = tctx(c);
 	unsigned char b[8];
 	uint64_t v = (uint64_t)value;
+	int rc;
 
 	if (size < 1 || size > 8)
 		size = 8;
 	for (int i = 0; i < size; i++, v >>= 8)
 		b[i] = (unsigned char)v;
-	if (!tc || !tc->t || _stp_pt_write(tc->t, addr, b, (size_t)size) < 0) {
+	rc = tc && tc->ops ? tc->ops->write(tc, addr, b, (size_t)size) : -EFAULT;
+	if (rc == -ENODATA) {
+		_stp_error(c, "cannot write user memory at 0x%llx: not available at this event",
+			   (unsigned long long)addr);
+		return -1;
+	}
+	if (rc < 0) {
 		_stp_error(c, "write fault [man error::fault] at 0x%llx", (unsigned long long)addr);
 		return -1;
 	}
@@ -239,24 +258,15 @@ int64_t _stp_ctx_uid(struct _stp_context *c)
 	return tctx(c) ? _stp_proc_status_field(tctx(c)->pid, "Uid:", 0) : getuid();
 }
 
-/* The symbol table of the last process asked about. */
-static struct _stp_symtab *symtab;
-static pid_t symtab_pid;
-
 void _stp_ctx_usym(struct _stp_context *c, int what, uint64_t addr, char *dst, size_t len)
 {
-	pid_t pid = (pid_t)_stp_ctx_pid(c);
+	struct _stp_symtab *symtab;
 
 	if (!tctx(c)) {
 		snprintf(dst, len, "0x%llx", (unsigned long long)addr);
 		return;
 	}
-	if (!symtab || symtab_pid != pid) {
-		if (symtab)
-			_stp_sym_close(symtab);
-		symtab = _stp_sym_open(pid);
-		symtab_pid = pid;
-	}
+	symtab = _stp_sym_of(tctx(c)->pid);
 	if (!symtab) {
 		snprintf(dst, len, "0x%llx", (unsigned long long)addr);
 		return;
@@ -288,6 +298,12 @@ struct entry_stack {
 
 static struct entry_stack *stacks;
 static size_t nstacks, capstacks;
+static const struct _stp_module *entry_module;
+
+void _stp_entry_set_module(const struct _stp_module *m)
+{
+	entry_module = m;
+}
 
 static struct entry_stack *entry_stack(pid_t tid, const struct _stp_probe *p, int create)
 {
@@ -312,7 +328,7 @@ static struct entry_stack *entry_stack(pid_t tid, const struct _stp_probe *p, in
 
 void _stp_ctx_entry_save(struct _stp_context *c, int64_t slot, int64_t value)
 {
-	const struct _stp_module *m = _stp_proc_module();
+	const struct _stp_module *m = entry_module;
 	struct entry_stack *st;
 	uint64_t sp;
 

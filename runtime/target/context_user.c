@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lang/stp_internal.h"
-#include "probes/process.h"
+#include "context_internal.h"
 #include "sym/symbols.h"
 
 #include <errno.h>
@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define UBT_MAX 64
@@ -29,10 +28,10 @@ static struct _stp_tctx *tctx(struct _stp_context *c)
 	return c ? (struct _stp_tctx *)c->target : NULL;
 }
 
-/* A stopped thread whose registers can be read. */
+/* A thread whose registers can be read (stopped, or in a record). */
 static int have_thread(struct _stp_context *c)
 {
-	return tctx(c) && tctx(c)->t;
+	return tctx(c) && tctx(c)->ops;
 }
 
 /* The unwound pcs of the current handler run's stop (thread, pc, sp, bp);
@@ -50,38 +49,19 @@ void _stp_ctx_ubt_forget(void)
 	ubt.valid = 0;
 }
 
-/* The symbol table of the traced process (one at a time). */
-static struct _stp_symtab *ust;
-static pid_t ust_pid;
-static dev_t ust_dev;
-static ino_t ust_ino;
-
+/* The symbol table of the traced process (the symbol cache's). */
 static struct _stp_symtab *symtab(struct _stp_context *c)
 {
-	char path[64];
-	struct stat sb;
-	pid_t pid;
-
-	if (!tctx(c))
-		return NULL;
-	pid = tctx(c)->pid;
-	/* a new process, or a new executable in it (exec) */
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	if (stat(path, &sb) < 0)
-		sb.st_dev = 0, sb.st_ino = 0;
-	if (!ust || ust_pid != pid || ust_dev != sb.st_dev || ust_ino != sb.st_ino) {
-		if (ust)
-			_stp_sym_close(ust);
-		ust = _stp_sym_open(pid);
-		ust_pid = pid;
-		ust_dev = sb.st_dev;
-		ust_ino = sb.st_ino;
-		ubt.valid = 0;
-	}
-	return ust;
+	return tctx(c) ? _stp_sym_of(tctx(c)->pid) : NULL;
 }
 
 /* ---- backtraces ---- */
+
+/* The unwinder reads the stack through the backend. */
+static int unwind_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return _stp_tctx_read(arg, addr, buf, len);
+}
 
 static int unwind(struct _stp_context *c, const uint64_t **pcs)
 {
@@ -96,6 +76,13 @@ static int unwind(struct _stp_context *c, const uint64_t **pcs)
 	if (ubt.valid && ubt.tid == tc->tid && ubt.uaddr == tc->uaddr && ubt.ip == tc->regs.rip &&
 	    ubt.sp == tc->regs.rsp && ubt.bp == tc->regs.rbp)
 		return ubt.n;
+	/* no stack to read (a record's registers only): say so, not one frame */
+	if (_stp_tctx_read(tc, tc->regs.rsp, &v, sizeof v) == -ENODATA) {
+		_stp_error(c,
+			   "cannot unwind the user stack: its memory is not available at "
+			   "this event");
+		return 0;
+	}
 	st = symtab(c);
 	{
 		const struct user_regs_struct *r = &tc->regs;
@@ -104,7 +91,9 @@ static int unwind(struct _stp_context *c, const uint64_t **pcs)
 					    r->rbp, r->rsp, r->r8,  r->r9,  r->r10, r->r11,
 					    r->r12, r->r13, r->r14, r->r15, r->rip};
 
-		ubt.n = st ? _stp_sym_unwind(st, tc->tid, dregs, ubt.pcs, UBT_MAX) : -1;
+		ubt.n = st
+		    ? _stp_sym_unwind_with(st, tc->tid, dregs, unwind_read, tc, ubt.pcs, UBT_MAX)
+		    : -1;
 	}
 	if (ubt.n < 0)
 		ubt.n = 0;
@@ -428,13 +417,16 @@ int64_t _stp_ctx_arg(struct _stp_context *c, int64_t n, int sign_extend, int tru
 			/* on the stack, above the return address */
 			uint64_t a = r->rsp + 8 * (uint64_t)(n - 6);
 
-			if (_stp_pt_read(tctx(c)->t, a, &v, sizeof v) < 0) {
-				char msg[128];
+			int rc = _stp_tctx_read(tctx(c), a, &v, sizeof v);
+
+			if (rc < 0) {
+				char msg[160];
 
 				snprintf(
 				    msg, sizeof msg,
-				    "cannot access arg(%lld) at user stack address 0x%016llx\n",
-				    (long long)n, (unsigned long long)a);
+				    "cannot access arg(%lld) at user stack address 0x%016llx%s\n",
+				    (long long)n, (unsigned long long)a,
+				    rc == -ENODATA ? ": not available at this event" : "");
 				_stp_warn(c, msg);
 				return 0;
 			}
@@ -446,7 +438,8 @@ int64_t _stp_ctx_arg(struct _stp_context *c, int64_t n, int sign_extend, int tru
 /* ---- strings and integers of the target ---- */
 
 /* Read a NUL-terminated string of at most max-1 bytes into dst (max
- * bytes); 0, or -EFAULT with nothing read. No error is set. */
+ * bytes); 0, or -EFAULT (-ENODATA: no memory at this event) with nothing
+ * read. No error is set. */
 static int read_string(struct _stp_context *c, uint64_t addr, char *dst, size_t max)
 {
 	size_t got = 0;
@@ -458,13 +451,18 @@ static int read_string(struct _stp_context *c, uint64_t addr, char *dst, size_t 
 		size_t chunk = 4096 - ((addr + got) & 4095);
 		const char *saved = c->last_error;
 		char *nul;
+		int rc;
 
 		if (chunk > max - 1 - got)
 			chunk = max - 1 - got;
-		if (_stp_read_memory(c, addr + got, dst + got, chunk) < 0) {
+		if (tctx(c))
+			rc = _stp_tctx_read(tctx(c), addr + got, dst + got, chunk);
+		else
+			rc = _stp_read_memory(c, addr + got, dst + got, chunk) < 0 ? -EFAULT : 0;
+		if (rc < 0) {
 			c->last_error = saved;
 			dst[got] = '\0';
-			return -EFAULT;
+			return rc == -ENODATA ? rc : -EFAULT;
 		}
 		nul = memchr(dst + got, '\0', chunk);
 		if (nul)
@@ -479,6 +477,7 @@ int _stp_ctx_user_string_n(struct _stp_context *c, uint64_t addr, int64_t n, cha
 			   const char *msg)
 {
 	int64_t len = n + 1;
+	char w[160];
 	int rc;
 
 	if (len < 1)
@@ -490,15 +489,15 @@ int _stp_ctx_user_string_n(struct _stp_context *c, uint64_t addr, int64_t n, cha
 	rc = read_string(c, addr, dst, (size_t)len);
 	if (rc == 0)
 		return 0;
-	if (mode == 0) { /* error */
-		_stp_strlcpy(dst, "<unknown>", (size_t)_stp_maxstringlen);
-		_stp_error(c, "user string copy fault %d at 0x%llx [man error::fault]", rc,
-			   (unsigned long long)addr);
-	} else if (mode == 1) { /* warn */
-		char w[160];
-
+	if (rc == -ENODATA)
+		snprintf(w, sizeof w, STP_NOT_AVAILABLE_READ, (unsigned long long)addr);
+	else
 		snprintf(w, sizeof w, "user string copy fault %d at 0x%llx [man error::fault]", rc,
 			 (unsigned long long)addr);
+	if (mode == 0) { /* error */
+		_stp_strlcpy(dst, "<unknown>", (size_t)_stp_maxstringlen);
+		_stp_error(c, "%s", w);
+	} else if (mode == 1) { /* warn */
 		_stp_warn(c, w);
 		_stp_strlcpy(dst, msg ? msg : "", (size_t)_stp_maxstringlen);
 	} else /* quiet, with a replacement */

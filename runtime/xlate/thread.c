@@ -414,8 +414,10 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 	}
 	xt->mapped = 0;
 	/* back at the breakpoint, or sent to the engine's out-of-line copy of
-	 * its instruction: our translation of it runs instead */
-	int after_trap = (xt->trapped_at &&
+	 * its instruction: our translation of it runs instead. (Not when the
+	 * engine ran it and it went to its own address: a ret to a return
+	 * address that is the ret itself moved rsp.) */
+	int after_trap = (xt->trapped_at && r.rsp == xt->trap_regs.rsp &&
 			  (r.rip == xt->trapped_at ||
 			   r.rip == _stp_pt_bkpt_slot(_stp_pt_thread_proc(t), xt->trapped_at)));
 	if (after_trap)

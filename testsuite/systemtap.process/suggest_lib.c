@@ -1,2 +1,8 @@
 /* suggest.exp's library */
-int suggest_lib_value(void) { return 1; }
+#include <sys/sdt.h>
+
+int suggest_lib_value(void)
+{
+	STAP_PROBE(lib, lib__point);
+	return 1;
+}

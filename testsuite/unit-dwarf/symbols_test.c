@@ -1,4 +1,4 @@
-/* Tests of runtime/symbols.c on a live process: sym_target stops itself
+/* Tests of runtime/sym/symbols.c on a live process: sym_target stops itself
  * with SIGSTOP after printing the addresses to check; names, modules and
  * sizes are compared with nm, module offsets with /proc/PID/maps, and the
  * unwound stack with the call chain the program makes.

@@ -1,4 +1,4 @@
-/* A test client of the ptrace engine (runtime/ptrace_engine.h): launches
+/* A test client of the ptrace engine (runtime/ptrace/ptrace_engine.h): launches
  * or attaches to a target, puts probes on functions named on the command
  * line (found in the target's ELF symbol table, placed again after every
  * exec), and prints what it saw after the target ends or it detaches:
@@ -49,6 +49,9 @@
  * it exits, or we wait for it after detaching). */
 #define _GNU_SOURCE
 #include "ptrace/ptrace_engine.h"
+/* The engine's messages go through the runtime's debug domains; engine.exp
+ * builds this driver from the engine's own files, so they come in here. */
+#include "lang/debug.c"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -480,7 +483,7 @@ static void place(struct _stp_pt_thread *t)
 
 /* Per process: the probe placed in the library's current load. A fork
  * child has a copy of its parent's, whose pointer we do not know (as
- * runtime/process_probes.c): pr NULL, placed 1. */
+ * runtime/probes/process_probes.c): pr NULL, placed 1. */
 struct libpl {
 	struct _stp_pt_proc *p;
 	struct _stp_pt_probe *pr;

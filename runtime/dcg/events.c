@@ -1,132 +1,25 @@
-/* The dynamic call graph's tree: records (printed as thread_indent lines
- * or handed to the dynamic_call_graph.* probes) and the shadow stack that
- * turns calls, returns and jumps into them. */
+/* The call graph's event API (mech.h): the shadow stack of a traced
+ * thread, built from what its mechanism saw (calls, returns, jumps,
+ * signal handlers), and the call and return records that follow. A
+ * shadow stack of frames (stack pointer at the call, function) pairs
+ * returns with calls and closes frames skipped by longjmp or exceptions;
+ * a signal handler entered by the kernel opens a frame like a call from
+ * the interrupted function, closed by the handler's return; a call to a
+ * PLT stub becomes a call to the function the stub jumps to. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "dcg.h"
 #include "dcg_internal.h"
-#include "lang/stp_internal.h"
-#include "probes/process.h"
+#include "lang/debug.h"
 #include "sym/symbols.h"
 #include "arch/x86_64/insn.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- dynamic_call_graph.call / .return probes ---- */
-
-static int want_call = -1, want_ret;
-static struct {
-	int active, kind;
-	pid_t pid;
-	uint64_t from, to, caller, callee;
-	int64_t depth, tail, ns, dur;
-} ev;
-
-void dcg_tree_reset(void)
-{
-	want_call = -1;
-}
-
-int dcg_probes_wanted(void)
-{
-	if (want_call < 0) {
-		const struct _stp_module *m = _stp_proc_module();
-		want_call = want_ret = 0;
-		for (int i = 0; m && i < m->nprobes; i++) {
-			want_call |= m->probes[i].kind == STP_PROBE_DCG_CALL;
-			want_ret |= m->probes[i].kind == STP_PROBE_DCG_RETURN;
-		}
-	}
-	return want_call || want_ret;
-}
-
-void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
-		    uint64_t name)
-{
-	const struct _stp_module *m = _stp_proc_module();
-	enum _stp_probe_kind pk = kind == DCG_CALL ? STP_PROBE_DCG_CALL : STP_PROBE_DCG_RETURN;
-	const struct frame *f = depth < d->capf ? &d->f[depth] : NULL;
-	struct _stp_tctx tc;
-
-	if (!m || !d->t || ev.active || (kind == DCG_CALL ? !want_call : !want_ret))
-		return;
-	memset(&ev, 0, sizeof ev);
-	ev.kind = kind;
-	ev.pid = d->pid;
-	ev.from = from;
-	ev.to = to;
-	ev.depth = depth;
-	ev.ns = dcg_now_ns() - d->t0;
-	ev.callee = name;
-	if (kind == DCG_CALL) {
-		ev.caller = from ? dcg_func_of(d->pid, from) : 0;
-		ev.tail = f ? f->tail : 0;
-	} else {
-		ev.caller = dcg_func_of(d->pid, to);
-		ev.dur = f ? ev.ns - (int64_t)f->ns : 0;
-	}
-	memset(&tc, 0, sizeof tc);
-	tc.t = d->t;
-	tc.pid = d->pid;
-	tc.tid = d->tid;
-	tc.uaddr = kind == DCG_CALL ? to : from;
-	tc.comm = d->comm;
-	ev.active = 1;
-	for (int i = 0; i < m->nprobes; i++)
-		if (m->probes[i].kind == pk && _stp_session_state == STP_SESSION_RUNNING &&
-		    !_stp_exit_requested)
-			_stp_run_probe(&m->probes[i], &tc);
-	ev.active = 0;
-}
-
-int64_t _stp_dcg_event(struct _stp_context *c, int field)
-{
-	(void)c;
-	if (!ev.active)
-		return 0;
-	switch (field) {
-	case 0:
-		return (int64_t)ev.from;
-	case 1:
-		return (int64_t)ev.to;
-	case 2:
-		return ev.depth;
-	case 3:
-		return ev.tail;
-	case 4:
-		return ev.ns;
-	case 5:
-		return ev.dur;
-	default:
-		return 0;
-	}
-}
-
-void _stp_dcg_event_name(struct _stp_context *c, int which, char *dst, size_t len)
-{
-	uint64_t a = which ? ev.callee : ev.caller;
-	struct _stp_symtab *st;
-
-	(void)c;
-	if (!len)
-		return;
-	dst[0] = '\0';
-	if (!ev.active || !a)
-		return;
-	if ((st = dcg_symtab_of(ev.pid)))
-		_stp_sym_cgname(st, a, dst, len);
-	else
-		snprintf(dst, len, "0x%" PRIx64, a);
-}
-
-/* ---- the shadow stack ---- */
-
-struct frame *dcg_push(struct dthread *d, uint64_t sp, uint64_t func, int known)
+static struct frame *push(struct dthread *d, uint64_t sp, uint64_t func, int known)
 {
 	if (d->nf == d->capf) {
 		size_t cap = d->capf ? 2 * d->capf : 64;
@@ -141,7 +34,7 @@ struct frame *dcg_push(struct dthread *d, uint64_t sp, uint64_t func, int known)
 	f->sp = sp;
 	f->func = func;
 	f->known = (uint8_t)known;
-	f->ns = (uint64_t)(dcg_now_ns() - d->t0);
+	f->ns = d->now;
 	return f;
 }
 
@@ -158,7 +51,7 @@ static void pop(struct dthread *d, uint64_t from, uint64_t to)
 }
 
 /* Frames whose return-address slot is at or below `limit` are gone. */
-void dcg_pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to)
+static void pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to)
 {
 	while (d->nf && d->f[d->nf - 1].known && d->f[d->nf - 1].sp <= limit) {
 		uint64_t sp = d->f[d->nf - 1].sp;
@@ -206,15 +99,15 @@ static void classify(struct dthread *d, uint64_t to)
 }
 
 /* A new callee at `to` (a call, or a tail call with the caller's slot). */
-void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to, uint64_t sp,
-	       int known, int tail, int sig)
+static void enter(struct dthread *d, uint64_t from, uint64_t to, uint64_t sp, int known, int tail,
+		  int sig)
 {
-	struct frame *f = dcg_push(d, sp, to, known);
+	struct frame *f = push(d, sp, to, known);
 	if (!f)
 		return;
 	f->tail = (uint8_t)tail;
 	f->sig = (uint8_t)(sig ? sig : 0);
-	if (dcg_is_stub(t, to)) {
+	if (dcg_is_stub(&d->rd, to)) {
 		f->stub = 1;
 		/* hidden already if its caller is muted */
 		f->hide = f->mute = d->nf > 1 && d->f[d->nf - 2].mute;
@@ -225,11 +118,10 @@ void dcg_enter(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint6
 		d->r[d->nr - 1].sig = (uint8_t)sig;
 }
 
-static void on_call(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
-		    uint64_t rsp)
+static void on_call(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 {
-	dcg_pop_dead(d, rsp, from, to);
-	dcg_enter(d, t, from, to, rsp, 1, 0, 0);
+	pop_dead(d, rsp, from, to);
+	enter(d, from, to, rsp, 1, 0, 0);
 }
 
 static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
@@ -237,7 +129,7 @@ static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 	size_t before = d->nf;
 
 	/* after ret, rsp is above the slot of every frame that returned */
-	dcg_pop_dead(d, rsp - 1, from, to);
+	pop_dead(d, rsp - 1, from, to);
 	/* a frame whose slot is not known (a root entered mid-function):
 	 * it returns, and so do the frames it replaced by tail calls */
 	while (d->nf == before && d->nf && !d->f[d->nf - 1].known) {
@@ -248,17 +140,16 @@ static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 		before = d->nf;
 	}
 	if (!d->nf) /* returned out of the root: the caller is the new root */
-		dcg_push(d, 0, dcg_func_of(d->pid, to), 0);
+		push(d, 0, dcg_func_of(d->pid, to), 0);
 }
 
-static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, uint64_t to,
-		    uint64_t rsp, int indirect)
+static void on_jump(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp, int indirect)
 {
 	size_t nf0 = d->nf;
 	struct frame *top;
 
 	if (indirect) /* longjmp: frames above the new stack pointer are gone */
-		dcg_pop_dead(d, rsp - 1, from, to);
+		pop_dead(d, rsp - 1, from, to);
 	top = d->nf ? &d->f[d->nf - 1] : NULL;
 	if (top && top->stub) {
 		/* leaving the PLT (a stub, or the lazy-binding code there), or
@@ -296,24 +187,8 @@ static void on_jump(struct dthread *d, struct _stp_pt_thread *t, uint64_t from, 
 	 * a return, whatever its target */
 	if (!top || d->nf < nf0)
 		return;
-	if (_stp_dcg_enters_func(t, from, to))
-		dcg_enter(d, t, from, to, top->sp, top->known, 1, 0);
-}
-
-/* A signal handler's entry: the kernel pushed the return address of the
- * restorer (mov $15,%rax; syscall: rt_sigreturn) at rsp. */
-int dcg_restorer_at(struct _stp_pt_thread *t, uint64_t a)
-{
-	const struct dec *d = dcg_decode_at(t, a), *e;
-
-	return d && d->mov_rt && (e = dcg_decode_at(t, a + 7)) && e->syscall;
-}
-
-int dcg_sig_entry(struct _stp_pt_thread *t, uint64_t rsp)
-{
-	uint64_t ra;
-
-	return _stp_pt_read_code(t, rsp, &ra, sizeof ra) == 0 && dcg_restorer_at(t, ra);
+	if (dcg_enters_func(&d->rd, from, to))
+		enter(d, from, to, top->sp, top->known, 1, 0);
 }
 
 /* rsp is the slot of the innermost handler's frame: back in the handler
@@ -326,12 +201,95 @@ int dcg_in_handler_frame(struct dthread *d, uint64_t rsp)
 	return 0;
 }
 
-/* The root's call event for the script's probes, at the first trap after
+/* Tracing on: the root is the function the thread is in; at its first
+ * instruction the return-address slot is at sp. */
+static void tracing_on(struct dthread *d, uint64_t pc, uint64_t sp, int64_t ns)
+{
+	d->on = 1;
+	d->prev_pc = pc;
+	d->nf = 0;
+	d->gaps = 0;
+	int at_entry = dcg_func_start(d->pid, pc);
+	uint64_t f = dcg_func_of(d->pid, pc);
+	d->t0 = ns;
+	d->now = 0;
+	push(d, sp, f, at_entry);
+	d->root_pending = dcg_probes_wanted();
+	if (!d->root_pending)
+		dcg_emit(d, DCG_CALL, 0, 0, pc, f);
+	if (d->nr)
+		d->r[d->nr - 1].ns = 0; /* the root starts the clock */
+}
+
+/* Times never go back in a thread (clocks converted from another one may). */
+static void set_time(struct dthread *d, int64_t ns)
+{
+	int64_t t = ns - d->t0;
+
+	if (t > 0 && (uint64_t)t > d->now)
+		d->now = (uint64_t)t;
+}
+
+void dcg_event(struct dthread *d, const struct dcg_event *e)
+{
+	switch (e->kind) {
+	case DCG_EV_ON:
+		tracing_on(d, e->to, e->sp, e->ns);
+		return;
+	case DCG_EV_OFF:
+	case DCG_EV_EXIT:
+		/* open frames get no return records (what ran after is not
+		 * known); the formats that need them closed close them here */
+		d->on = 0;
+		d->hold = NO_HOLD;
+		dcg_records_stop(d, e->ns);
+		d->nf = 0;
+		return;
+	default:
+		break;
+	}
+	if (!d->on)
+		return;
+	set_time(d, e->ns);
+	switch (e->kind) {
+	case DCG_EV_CALL:
+		on_call(d, e->from, e->to, e->sp);
+		break;
+	case DCG_EV_RETURN:
+		if (e->from)
+			on_ret(d, e->from, e->to, e->sp);
+		else /* only where it went: the frames it left */
+			pop_dead(d, e->sp - 1, 0, e->to);
+		break;
+	case DCG_EV_JUMP:
+		on_jump(d, e->from, e->to, e->sp, e->indirect);
+		break;
+	case DCG_EV_SIGNAL:
+		enter(d, e->from, e->to, e->sp, 1, 0, e->sig > 0 ? e->sig : 1);
+		break;
+	case DCG_EV_SIGRETURN:
+		/* the handler's frames have returned already, into the
+		 * restorer; any left (it did not return there) are gone */
+		pop_dead(d, e->sp - 1, e->from, e->to);
+		break;
+	case DCG_EV_GAP:
+		d->gaps++;
+		_stp_dbg(STP_DBG_DCG, 1,
+			 "thread %d: events lost at 0x%" PRIx64 " (%" PRIu64 " so far)",
+			 (int)d->tid, e->from, d->gaps);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The root's call event for the script's probes, at the first stop after
  * tracing was switched on. Returns 1 if a probe switched tracing off. */
-int dcg_root_event(struct dthread *d)
+int dcg_stopped(struct dthread *d, int64_t ns)
 {
 	if (d->root_pending && d->nf) {
 		d->root_pending = 0;
+		set_time(d, ns);
 		dcg_emit(d, DCG_CALL, 0, 0, d->f[0].func, d->f[0].func);
 		return !d->on;
 	}
@@ -340,28 +298,33 @@ int dcg_root_event(struct dthread *d)
 
 /* The instruction x at pc has run, leaving the thread at now with rsp:
  * a call, return or jump of the call graph. Returns 1 if x branched. */
-int dcg_transfer(struct dthread *d, struct _stp_pt_thread *t, uint64_t pc, const struct dec *x,
-		 uint64_t now, uint64_t rsp)
+int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, uint64_t rsp,
+	    int64_t ns)
 {
+	struct dcg_event e = {.from = pc, .to = now, .sp = rsp, .ns = ns};
+
 	switch (x->kind) {
 	case STP_X86_CALL:
 	case STP_X86_CALL_IND:
-		on_call(d, t, pc, now, rsp);
-		return 1;
+		e.kind = DCG_EV_CALL;
+		break;
 	case STP_X86_RET:
-		on_ret(d, pc, now, rsp);
-		return 1;
+		e.kind = DCG_EV_RETURN;
+		break;
 	case STP_X86_JMP:
 	case STP_X86_JMP_IND:
-		on_jump(d, t, pc, now, rsp, x->kind == STP_X86_JMP_IND);
-		return 1;
+		e.kind = DCG_EV_JUMP;
+		e.indirect = x->kind == STP_X86_JMP_IND;
+		break;
 	case STP_X86_JCC:
 		if (now == x->target && now != pc + x->len) {
-			on_jump(d, t, pc, now, rsp, 0);
-			return 1;
+			e.kind = DCG_EV_JUMP;
+			break;
 		}
 		return 0;
 	default:
 		return 0;
 	}
+	dcg_event(d, &e);
+	return 1;
 }

@@ -1,5 +1,5 @@
-/* The dynamic call graph's breakpoint mechanism: int3 sites on the branches
- * of the code a traced thread runs (see dcg_internal.h). A traced call
+/* The sites of the call graph's breakpoint mechanism: int3s on the
+ * branches of the code a traced thread runs (see mech_breakpoint.h). A traced call
  * costs the stop at its call instruction and the one at its return; the
  * code between is walked once, when first reached, and the walk only ever
  * follows addresses that are certainly instruction starts (the address the
@@ -9,8 +9,10 @@
 #define _GNU_SOURCE
 #endif
 #include "dcg_internal.h"
+#include "mech_breakpoint.h"
 #include "ptrace/ptrace_engine.h"
 #include "lang/stp_internal.h"
+#include "lang/debug.h"
 #include "sym/symbols.h"
 #include "arch/x86_64/insn.h"
 
@@ -19,45 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- reading code ---- */
-
-#define WIN 512
-static struct {
-	pid_t pid;
-	uint64_t base;
-	size_t len;
-	uint8_t b[WIN];
-} win;
-
-void _stp_dcg_window_drop(void)
-{
-	win.len = 0;
-}
-
-int _stp_dcg_read_insn(struct _stp_pt_thread *t, uint64_t addr, struct _stp_x86_insn *in)
-{
-	pid_t pid = _stp_pt_pid(t);
-
-	if (win.pid != pid || addr < win.base || addr - win.base + 15 > win.len) {
-		/* a whole window, or less where the mapping ends */
-		size_t n = WIN;
-		win.len = 0;
-		while (n >= 16 && _stp_pt_read_code(t, addr, win.b, n) < 0)
-			n /= 2;
-		if (n < 16) {
-			n = 15;
-			while (n > 0 && _stp_pt_read_code(t, addr, win.b, n) < 0)
-				n--;
-			if (!n)
-				return -EFAULT;
-		}
-		win.pid = pid;
-		win.base = addr;
-		win.len = n;
-	}
-	return _stp_x86_decode(win.b + (addr - win.base), win.base + win.len - addr, addr, in);
-}
 
 /* ---- per-process tables ----
  *
@@ -207,7 +170,7 @@ static void note_code(struct sproc *p, uint64_t a)
 
 /* Trap a in this generation (flag: why); a new site is decoded from in,
  * or read when in is NULL. */
-static int site_arm(struct sproc *p, struct _stp_pt_thread *t, uint64_t a, int flag,
+static int site_arm(struct sproc *p, struct dthread *d, uint64_t a, int flag,
 		    const struct _stp_x86_insn *in)
 {
 	struct site *s = site_find(p, a);
@@ -216,7 +179,7 @@ static int site_arm(struct sproc *p, struct _stp_pt_thread *t, uint64_t a, int f
 
 	if (!s) {
 		if (!in) {
-			if (_stp_dcg_read_insn(t, a, &rd) < 0)
+			if (_stp_dcg_read_insn(&d->rd, a, &rd) < 0)
 				return -EFAULT;
 			in = &rd;
 		}
@@ -243,6 +206,8 @@ static int site_arm(struct sproc *p, struct _stp_pt_thread *t, uint64_t a, int f
 			_stp_msg_warn("dynamic call graph: cannot trap '%s' at 0x%" PRIx64
 				      " in process %d (%s): calls through it are missed",
 				      s->in.text, a, (int)p->pid, strerror(-rc));
+		struct dcg_event e = {.kind = DCG_EV_GAP, .from = a, .ns = dcg_now_ns()};
+		dcg_event(d, &e);
 	}
 	return rc;
 }
@@ -259,7 +224,7 @@ static int stops_here(const struct _stp_x86_insn *in)
 
 /* The walk's view of the instruction at addr: from the table, or read,
  * decoded and entered (in then holds it). NULL: unreadable, or no memory. */
-static struct walked *walk_insn(struct sproc *p, struct _stp_pt_thread *t, uint64_t addr,
+static struct walked *walk_insn(struct sproc *p, const struct dcg_reader *rd, uint64_t addr,
 				struct _stp_x86_insn *in, int *fresh)
 {
 	struct walked *w = walked_find(p, addr);
@@ -267,7 +232,7 @@ static struct walked *walk_insn(struct sproc *p, struct _stp_pt_thread *t, uint6
 	*fresh = !w;
 	if (w)
 		return w;
-	if (_stp_dcg_read_insn(t, addr, in) < 0 ||
+	if (_stp_dcg_read_insn(rd, addr, in) < 0 ||
 	    !(w = slot_of((void **)&p->seen, &p->capseen, &p->nseen, sizeof *p->seen, addr, 1)))
 		return NULL;
 	w->len = in->len;
@@ -280,14 +245,14 @@ static struct walked *walk_insn(struct sproc *p, struct _stp_pt_thread *t, uint6
 
 #define WALK_MAX 200000 /* instructions per walk: a bound, never reached by real code */
 
-int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
+int _stp_dcg_sites_from(struct dthread *d, uint64_t addr)
 {
-	struct sproc *p = sproc_of(_stp_pt_pid(t), t);
+	struct sproc *p = sproc_of(d->pid, d->t);
 	uint64_t *work = NULL;
 	size_t nwork = 0, capwork = 0;
 	struct _stp_x86_insn in;
 	int rc = 0, budget = WALK_MAX, fresh;
-	uint64_t lo = 0, hi = 0;
+	uint64_t lo = 0, hi = 0, placed0 = placed, rearmed0 = rearmed, from = addr;
 	struct walked *w;
 
 	if (!p)
@@ -296,12 +261,12 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 		return 0;
 	/* jumps inside the function need no symbol lookup (code walked
 	 * before: no lookup at all) */
-	if (!w && _stp_dcg_func_range(t, addr, &lo, &hi) < 0)
+	if (!w && dcg_func_range(p->pid, addr, &lo, &hi) < 0)
 		lo = hi = 0;
 	for (;;) {
 		w = walked_find(p, addr);
 		if ((w && w->gen == p->gen) || budget-- <= 0 ||
-		    !(w = walk_insn(p, t, addr, &in, &fresh))) {
+		    !(w = walk_insn(p, &d->rd, addr, &in, &fresh))) {
 			if (!nwork)
 				break;
 			addr = work[--nwork];
@@ -316,16 +281,16 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 		case STP_X86_RET:
 		case STP_X86_JMP_IND:
 			w->what |= WALK_SITE;
-			site_arm(p, t, addr, DCG_SITE_BRANCH, fresh ? &in : NULL);
+			site_arm(p, d, addr, DCG_SITE_BRANCH, fresh ? &in : NULL);
 			end = 1;
 			break;
 		case STP_X86_JMP:
 		case STP_X86_JCC:
 			if (fresh && (target <= lo || target >= hi) &&
-			    _stp_dcg_enters_func(t, addr, target))
+			    dcg_enters_func(&d->rd, addr, target))
 				w->what |= WALK_SITE;
 			if (w->what & WALK_SITE) {
-				site_arm(p, t, addr, DCG_SITE_BRANCH, fresh ? &in : NULL);
+				site_arm(p, d, addr, DCG_SITE_BRANCH, fresh ? &in : NULL);
 			} else if (!((w = walked_find(p, target)) && w->gen == p->gen)) {
 				if (nwork == capwork) {
 					size_t cap = capwork ? 2 * capwork : 64;
@@ -355,18 +320,22 @@ int _stp_dcg_sites_from(struct _stp_pt_thread *t, uint64_t addr)
 	}
 out:
 	free(work);
+	_stp_dbg(STP_DBG_DCG, 2,
+		 "process %d: code from 0x%" PRIx64 ": %" PRIu64 " sites placed, %" PRIu64
+		 " armed again",
+		 (int)p->pid, from, placed - placed0, rearmed - rearmed0);
 	return rc;
 }
 
-int _stp_dcg_site_return(struct _stp_pt_thread *t, uint64_t addr)
+int _stp_dcg_site_return(struct dthread *d, uint64_t addr)
 {
-	struct sproc *p = sproc_of(_stp_pt_pid(t), t);
+	struct sproc *p = sproc_of(d->pid, d->t);
 
 	if (!p)
 		return -ENOMEM;
 	if (!site_find(p, addr))
 		note_code(p, addr);
-	return site_arm(p, t, addr, DCG_SITE_RETURN, NULL);
+	return site_arm(p, d, addr, DCG_SITE_RETURN, NULL);
 }
 
 int _stp_dcg_site(pid_t pid, uint64_t addr, const struct _stp_x86_insn **in)
@@ -441,7 +410,6 @@ void _stp_dcg_sites_release(pid_t pid)
 void _stp_dcg_sites_forget(pid_t pid)
 {
 	sproc_drop(pid, 0);
-	_stp_dcg_window_drop();
 }
 
 /* Executable mappings of pid, as [lo, hi) pairs. */
@@ -476,12 +444,11 @@ static size_t exec_ranges(pid_t pid, uint64_t **out)
 	return n / 2;
 }
 
-void _stp_dcg_sites_unmapped(struct _stp_pt_thread *t)
+void _stp_dcg_sites_unmapped(pid_t pid)
 {
-	struct sproc *p = sproc_of(_stp_pt_pid(t), NULL);
+	struct sproc *p = sproc_of(pid, NULL);
 	uint64_t *r = NULL;
 
-	_stp_dcg_window_drop();
 	if (!p)
 		return;
 	size_t nr = exec_ranges(p->pid, &r);
@@ -522,7 +489,6 @@ void _stp_dcg_sites_free(void)
 	procs = NULL;
 	nprocs = 0;
 	placed = rearmed = 0;
-	_stp_dcg_window_drop();
 }
 
 uint64_t _stp_dcg_sites_placed(uint64_t *rearms)

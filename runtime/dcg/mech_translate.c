@@ -1,0 +1,365 @@
+/* The call graph's translate mechanism: the in-process engine
+ * (runtime/xlate/, doc/in-process-engine.md). While traced, a thread runs
+ * from a cache of translated blocks inside its own process and writes a
+ * record at each call, return, jump into another function and signal
+ * handler entry into a ring shared with staprun, without stopping; the
+ * records drained from the ring are the core's events. What the engine
+ * cannot translate (an instruction it does not know, a limit) hands the
+ * thread over to the breakpoint mechanism, with a -v note.
+ *
+ * The engine must not be called from inside its own callbacks (records
+ * are drained in the middle of its stop handling): what the script asks
+ * there (a dynamic_call_graph probe switching tracing off) is recorded,
+ * and the thread runs on translated, its records ignored, until it is
+ * switched on again, exits or the run ends. A thread still translated at
+ * the end of the run is switched off where it is; in a process we
+ * attached to (-x) it leaves the cache at its next request to staprun
+ * through the engine's safety net, installed for such processes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "dcg_internal.h"
+#include "lang/debug.h"
+#include "ptrace/ptrace_engine.h"
+#include "sym/symbols.h"
+#include "xlate/xlate.h"
+#include "arch/x86_64/insn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern const struct dcg_mech dcg_mech_translate;
+
+/* Threads the engine knows (switched on once, until they exit). */
+struct xthread {
+	pid_t tid, pid;
+	struct _stp_pt_thread *t;
+	int on; /* running translated (also after tracing was switched off
+		 * inside a callback of the engine: its records ignored) */
+};
+static struct xthread *xts;
+static size_t nxts;
+/* Processes the engine knows (until they exec or end: after their
+ * threads, which may all be gone by then). */
+struct xproc {
+	pid_t pid;
+	struct _stp_pt_proc *p;
+};
+static struct xproc *xps;
+static size_t nxps;
+static struct _stp_xl_engine *X;
+static int busy; /* inside a callback of the engine */
+static uint64_t fallbacks;
+static char fallback_why[160];
+
+static struct xthread *xthread_of(pid_t tid)
+{
+	for (size_t i = 0; i < nxts; i++)
+		if (xts[i].tid == tid)
+			return &xts[i];
+	return NULL;
+}
+
+static void xthread_drop(struct xthread *x)
+{
+	*x = xts[--nxts];
+}
+
+/* ---- what the engine asks of the core ---- */
+
+/* Tags keep the answers of func_of apart (user addresses are below 2^47). */
+#define FN_BODY (1ull << 62)   /* a function past its first instruction */
+#define FN_MODULE (1ull << 61) /* a module's code without symbols */
+#define FN_NOMOD (1ull << 60)  /* code in no module (JIT): one "function" */
+#define FN_PLT (1ull << 59)    /* an address in a PLT section */
+
+/* The engine records a jump when the answers for its two ends differ: so
+ * they differ wherever the core may see a call (dcg_enters_func) or the
+ * end of a PLT stub. A function's entry is apart from its body, so a jump
+ * back to it (a self tail call, by callgrind's rules) gets its record;
+ * each address of a PLT is apart (a jump to a stub is a call even from
+ * code of the same module without symbols; lazy binding's jumps inside
+ * the PLT lead to the resolver). The core sorts out the jumps that are no
+ * calls (into a .cold part, inside the PLT). */
+static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr, uint64_t *lo,
+			uint64_t *hi)
+{
+	const struct _stp_syminfo *si = dcg_sym(_stp_pt_pid(t), addr);
+
+	(void)core;
+	*lo = *hi = 0;
+	if (!si || !si->module)
+		return FN_NOMOD;
+	if (si->plt)
+		return addr | FN_PLT;
+	if (!si->name)
+		return si->modstart | FN_MODULE;
+	if (addr == si->symaddr) {
+		*lo = addr;
+		*hi = addr + 1;
+		return si->symaddr;
+	}
+	if (si->size) {
+		*lo = si->symaddr + 1;
+		*hi = si->symaddr + si->size;
+	}
+	return si->symaddr | FN_BODY;
+}
+
+static void feed(struct dthread *d, const struct xl_rec *r)
+{
+	unsigned kind = (unsigned)(r->from_kind >> XL_KIND_SHIFT);
+	struct dcg_event e = {
+	    .from = r->from_kind & XL_ADDR_MASK, .to = r->to, .sp = r->sp, .ns = (int64_t)r->tsc};
+	const struct dec *x;
+
+	if (kind & 0x80) {
+		e.kind = DCG_EV_SIGNAL;
+		e.sig = (int)(kind & 0x7f);
+	} else if (kind == XL_REC_CALL) {
+		e.kind = DCG_EV_CALL;
+	} else if (kind == XL_REC_RET) {
+		e.kind = DCG_EV_RETURN;
+	} else if (kind == XL_REC_JUMP) {
+		e.kind = DCG_EV_JUMP;
+		e.indirect = (x = dcg_decode_at(&d->rd, e.from)) && x->kind == STP_X86_JMP_IND;
+	} else {
+		return;
+	}
+	dcg_event(d, &e);
+}
+
+static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
+{
+	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
+
+	(void)core;
+	if (!d || !d->on || d->mech != &dcg_mech_translate || !n)
+		return;
+	busy++;
+	if (!dcg_stopped(d, (int64_t)r[0].tsc))
+		for (size_t i = 0; i < n && d->on; i++)
+			feed(d, &r[i]);
+	busy--;
+}
+
+/* The thread left the cache for good at native pc: breakpoint goes on. */
+static void on_fallback(void *core, struct _stp_pt_thread *t, uint64_t pc, const char *why)
+{
+	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
+	struct xthread *x = xthread_of(_stp_pt_tid(t));
+
+	(void)core;
+	if (x)
+		x->on = 0;
+	if (!fallbacks++)
+		snprintf(fallback_why, sizeof fallback_why, "%s", why);
+	_stp_dbg(STP_DBG_DCG, 1, "thread %d: translate gives up at 0x%" PRIx64 ": %s",
+		 (int)_stp_pt_tid(t), pc, why);
+	if (!d || !d->on || d->mech != &dcg_mech_translate)
+		return;
+	busy++;
+	if (dcg_mech_switch(d, &dcg_mech_breakpoint, pc) < 0)
+		dcg_thread_off(d, DCG_OFF_SCRIPT);
+	busy--;
+}
+
+/* ---- the mechanism ---- */
+
+/* Started by us (-c, or what that started)? It dies with staprun
+ * (PTRACE_O_EXITKILL): no safety net needed. */
+static int ours(pid_t pid)
+{
+	for (int i = 0; i < 64 && pid > 1; i++) {
+		char path[64];
+		int ppid = 0;
+		if (pid == getpid())
+			return 1;
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+		FILE *f = fopen(path, "re");
+		/* pid (comm) state ppid: comm may hold anything but ')' last */
+		char buf[512];
+		size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		char *rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
+/* d's process, known to the engine from now on; its first time: the
+ * safety net (an attached process outlives us: our int3s must never kill
+ * it). */
+static int proc_known(struct dthread *d)
+{
+	for (size_t i = 0; i < nxps; i++)
+		if (xps[i].pid == d->pid)
+			return 0;
+	struct xproc *v = realloc(xps, (nxps + 1) * sizeof *v);
+	if (!v)
+		return -ENOMEM;
+	xps = v;
+	xps[nxps++] = (struct xproc){d->pid, _stp_pt_thread_proc(d->t)};
+	if (!ours(d->pid)) {
+		int rc = _stp_xl_protect(X, d->t);
+		_stp_dbg(STP_DBG_DCG, 1, "process %d: safety net %s", (int)d->pid,
+			 rc < 0 ? strerror(-rc) : "installed");
+	}
+	return 0;
+}
+
+static int xl_on(struct dthread *d, uint64_t pc)
+{
+	static const struct _stp_xl_ops ops = {func_of, on_records, on_fallback};
+	struct xthread *x = xthread_of(d->tid);
+	int rc;
+
+	if (x && x->on) {
+		/* still translated (switched off inside a callback): its
+		 * records of meanwhile go first, ignored (d is off) */
+		if (!busy)
+			_stp_xl_drain(X, d->t);
+		return 0;
+	}
+	if (busy)
+		return -EBUSY;
+	if (!X && !(X = _stp_xl_new(NULL, &ops, NULL, NULL)))
+		return -ENOMEM;
+	if (!x) {
+		struct xthread *v = realloc(xts, (nxts + 1) * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		xts = v;
+		x = &xts[nxts++];
+		*x = (struct xthread){d->tid, d->pid, d->t, 0};
+	}
+	if ((rc = proc_known(d)) < 0)
+		return rc;
+	rc = _stp_xl_thread_on(X, d->t);
+	if (rc == -EBUSY) { /* the cap on translated threads */
+		if (!fallbacks++)
+			snprintf(fallback_why, sizeof fallback_why, "too many translated threads");
+		return dcg_mech_switch(d, &dcg_mech_breakpoint, pc);
+	}
+	if (rc < 0)
+		return rc;
+	x->on = 1;
+	return 0;
+}
+
+static void xl_off(struct dthread *d, enum dcg_off how, int last)
+{
+	struct xthread *x = xthread_of(d->tid);
+
+	(void)last;
+	if (!x || !x->on)
+		return;
+	if (how == DCG_OFF_SCRIPT && busy)
+		return; /* it runs on translated: see the top */
+	/* exit and exec: the thread or its memory is gone (thread_exit,
+	 * mem_changed) */
+	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) {
+		_stp_xl_thread_off(X, d->t);
+		x->on = 0;
+	}
+}
+
+static void xl_drain(struct dthread *d)
+{
+	struct xthread *x = xthread_of(d->tid);
+
+	if (!busy && x && x->on)
+		_stp_xl_drain(X, d->t);
+}
+
+static void xl_thread_start(struct _stp_pt_thread *t)
+{
+	if (X)
+		_stp_xl_thread_start(X, t);
+}
+
+static void xl_thread_exit(pid_t tid)
+{
+	struct xthread *x = xthread_of(tid);
+
+	if (!x)
+		return;
+	_stp_xl_thread_gone(X, x->t);
+	xthread_drop(x);
+}
+
+static void xl_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem what)
+{
+	if (!X)
+		return;
+	if (what == DCG_MEM_LIBS) {
+		_stp_xl_mem_changed(X, t);
+		return;
+	}
+	for (size_t i = 0; i < nxps; i++)
+		if (xps[i].pid == pid) {
+			_stp_xl_proc_gone(X, xps[i].p);
+			xps[i] = xps[--nxps];
+			break;
+		}
+	for (size_t i = nxts; i-- > 0;)
+		if (xts[i].pid == pid)
+			xthread_drop(&xts[i]);
+}
+
+static void xl_report(char *how, size_t len)
+{
+	struct _stp_xl_stats st;
+	char fb[256] = "";
+
+	if (!X)
+		return;
+	_stp_xl_get_stats(X, &st);
+	/* the stops of a translated thread: its requests to staprun */
+	dcg_n_stops += st.doorbells;
+	if (fallbacks)
+		snprintf(fb, sizeof fb, "; %" PRIu64 " handed over to breakpoint (%s)", fallbacks,
+			 fallback_why);
+	snprintf(how, len,
+		 " (in-process: on %" PRIu64 " times, %" PRIu64 " blocks, %" PRIu64
+		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s)",
+		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, fb);
+}
+
+static void xl_finish(void)
+{
+	for (size_t i = 0; X && i < nxts; i++)
+		if (xts[i].on)
+			_stp_xl_thread_off(X, xts[i].t);
+	_stp_xl_free(X);
+	X = NULL;
+	free(xts);
+	xts = NULL;
+	nxts = 0;
+	free(xps);
+	xps = NULL;
+	nxps = 0;
+	fallbacks = 0;
+	fallback_why[0] = '\0';
+}
+
+const struct dcg_mech dcg_mech_translate = {
+    .name = "translate",
+    .usable = _stp_xl_usable,
+    .thread_on = xl_on,
+    .thread_off = xl_off,
+    .drain = xl_drain,
+    .thread_start = xl_thread_start,
+    .thread_exit = xl_thread_exit,
+    .mem_changed = xl_mem_changed,
+    .report = xl_report,
+    .finish = xl_finish,
+};

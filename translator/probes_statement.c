@@ -1,0 +1,127 @@
+/* process(...).statement("FUNC@FILE:LINE") and .statement(ADDRESS)
+ * [.absolute], also after .library("LIB"): one probe per place the line's
+ * code starts, or at the address. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probes_process.h"
+#include "proc_image.h"
+
+/* The DIE of the function named fname that holds vaddr pc (0: none). */
+static Dwarf_Off function_die_at(struct dwq_mod *m, const char *fname, uint64_t pc)
+{
+	struct dwq_funcs fs;
+	Dwarf_Off die = 0;
+	char msg[DWQ_ERRLEN];
+
+	if (!fname ||
+	    dwq_functions(m, fname, DWQ_CALL, DWQ_PROLOGUE_NEVER, 0, &fs, msg, sizeof msg) < 0)
+		return 0;
+	for (size_t i = 0; i < fs.n && !die; i++)
+		if (fs.v[i].has_dwarf && fs.v[i].entry <= pc &&
+		    (pc < fs.v[i].entry + fs.v[i].size || !fs.v[i].size))
+			die = fs.v[i].die;
+	dwq_funcs_free(&fs);
+	return die;
+}
+
+/* A .library point: pp() (D->pp, already set) names the library as a
+ * process; pn() and -p2's "<-" keep the written form with the same tail. */
+static void lib_pn(const struct probe_point *pp, struct derived_probe *d, const char *exe,
+		   const char *lib)
+{
+	if (!lib)
+		return;
+	char *pre = proc_pn_prefix(pp, exe, lib);
+	const char *tail = d->pp + strlen("process(\"\")") + strlen(lib);
+	d->point_pn = xasprintf("%s%s", pre, tail);
+	d->point_from = d->point_pn;
+	free(pre);
+}
+
+/* .statement("FUNC@FILE:LINE"), .statement(ADDRESS)[.absolute] at
+ * pp->components.v[si]. An absolute address is where the code runs (no
+ * load bias); a plain one is an ELF vaddr of the module. */
+enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_probe *dp,
+				      struct pp_error *err)
+{
+	struct elab *c = at->c;
+	struct probe_point *pp = at->pp;
+	const char *exe = at->exe, *lib = at->lib;
+	int si = at->i;
+	struct probe_component *cs = pp->components.v[si];
+	struct probe_component *cn = pp->components.n > si + 1 ? pp->components.v[si + 1] : NULL;
+	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
+	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
+	int absolute = 0;
+
+	if (cn) {
+		if (pp->components.n > si + 2 || cn->arg || strcmp(cn->functor, "absolute") ||
+		    !cs->arg || cs->arg->kind != E_NUMBER)
+			return pp_fail(err, cn->tok, "invalid suffix for probe");
+		absolute = 1;
+	}
+	if (!cs->arg || (cs->arg->kind != E_STRING && cs->arg->kind != E_NUMBER))
+		return pp_fail(err, cs->tok, "expected a string or a number");
+	struct dwq_mod *m = proc_open_mod(img, msg, sizeof msg);
+	if (!m)
+		return pp_fail(err, cs->tok, "%s", msg);
+	/* SystemTap's pp() names a library as a process (lib_pn) */
+	proc_pp_prefix(lib ? lib : exe, NULL, pre, sizeof pre);
+	if (cs->arg->kind == E_NUMBER) {
+		uint64_t a = (uint64_t)cs->arg->num;
+		struct proc_point *p = xcalloc(1, sizeof *p);
+		p->mod = m;
+		p->pc = a;
+		p->entry_pc = a;
+		p->func = "";
+		dp->kind = PK_PROCESS_STATEMENT;
+		dp->pp = xasprintf("%s.statement(0x%llx)%s", pre, (unsigned long long)a,
+				   absolute ? ".absolute" : "");
+		lib_pn(pp, dp, exe, lib);
+		dp->module = proc_image(c->s, exe);
+		dp->library = lib ? proc_image(c->s, lib) : NULL;
+		dp->addr = a;
+		/* absolute: no bias (the runtime's bias is base - module_base,
+		 * 0 when the base is below module_base) */
+		dp->module_base = absolute ? UINT64_MAX : proc_module_base(img);
+		if (!absolute)
+			dp->proc = p;
+		else
+			free(p);
+		return PP_OK;
+	}
+	struct dwq_stmts st;
+	if (dwq_statements(m, cs->arg->str, &st, msg, sizeof msg) < 0)
+		return pp_fail(err, cs->tok, "%s", msg);
+	if (st.n == 0) {
+		dwq_stmts_free(&st);
+		return pp_fail(err, NULL, "no match");
+	}
+	uint64_t base = proc_module_base(img);
+	struct derived_probe *d = dp;
+	for (size_t i = 0; i < st.n; i++) {
+		if (i) {
+			d->more = xcalloc(1, sizeof *d);
+			d = d->more;
+		}
+		struct proc_point *p = xcalloc(1, sizeof *p);
+		p->mod = m;
+		p->pc = st.v[i].addr;
+		p->entry_pc = st.v[i].addr;
+		p->func = xstrdup(st.v[i].func ? st.v[i].func : "");
+		p->func_die = function_die_at(m, st.v[i].func, st.v[i].addr);
+		d->kind = PK_PROCESS_STATEMENT;
+		d->pp = xasprintf("%s.statement(\"%s@%s:%d\")", pre, st.v[i].func, st.v[i].file,
+				  st.v[i].line);
+		lib_pn(pp, d, exe, lib);
+		d->module = proc_image(c->s, exe);
+		d->library = lib ? proc_image(c->s, lib) : NULL;
+		d->addr = st.v[i].addr;
+		d->module_base = base;
+		d->proc = p;
+	}
+	dwq_stmts_free(&st);
+	return PP_OK;
+}
