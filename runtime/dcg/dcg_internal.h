@@ -174,6 +174,13 @@ void dcg_records_stop(struct dthread *d, int64_t ns);
 /* The end of the run: the format's end. */
 void dcg_records_finish(void);
 
+/* ---- calib_ptrace.c ---- */
+/* The tracer's cost of one event under mechanism mech, in ns, measured
+ * in a child (0 where it is not measured), and how it was measured. */
+int64_t dcg_calibrate(const char *mech, char *how, size_t len);
+/* The mechanism of this run (NULL before the first switch-on). */
+const char *dcg_mech_name(void);
+
 /* ---- run_ptrace.c: the script's dynamic_call_graph.* probes ---- */
 int dcg_probes_wanted(void);
 void dcg_probes_reset(void);

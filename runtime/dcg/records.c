@@ -40,6 +40,14 @@ void dcg_records_finish(void)
 	name_cap = 0;
 }
 
+int64_t dcg_run_calibrate(char *how, size_t len)
+{
+	const char *m = dcg_mech_name();
+
+	how[0] = '\0';
+	return m ? dcg_calibrate(m, how, len) : 0;
+}
+
 /* ---- records ---- */
 
 /* A call or return: a record for the tree, or the script's probes when it

@@ -107,6 +107,9 @@ struct dcg_sink {
 	/* The options of NAME:OPTION (dcg_sink_option()), the first being
 	 * the default; NULL-terminated. NULL: none. */
 	const char *const *options;
+	/* Its records keep the raw time (the tree's time column, unchanged);
+	 * durations are corrected all the same. */
+	int raw_clock;
 };
 
 #endif

@@ -32,9 +32,13 @@ static struct {
 	int default_file;  /* the output is ustap-dcg.EXT, named by us */
 	int durations;	   /* -1: not set by the script */
 	int64_t ring;	   /* flight recorder: records per thread (0: off; -1: not set) */
+	int raw;	   /* raw times, no overhead correction (-1: not set) */
+	int calibrated;	   /* overhead measured (once, at the first record) */
+	uint64_t overhead; /* ns subtracted per event */
+	char calib_how[160];
 	int resolved;	   /* chosen; no more changes */
 	int begun;	   /* 1: the sink's begin ran; -1: it failed */
-} cfg = {.durations = -1, .ring = -1};
+} cfg = {.durations = -1, .ring = -1, .raw = -1};
 
 const char *dcg_sink_option(void)
 {
@@ -166,6 +170,11 @@ void _stp_dcg_sink_opt(struct _stp_context *c, int what, int64_t v)
 		cfg.durations = v != 0;
 		return;
 	}
+	if (what == 2) {
+		if (!too_late(c, "dynamic_call_graph_raw_times"))
+			cfg.raw = v != 0;
+		return;
+	}
 	if (too_late(c, "dynamic_call_graph_flight_recorder"))
 		return;
 	if (v < 0 || v > (1 << 24)) {
@@ -177,7 +186,7 @@ void _stp_dcg_sink_opt(struct _stp_context *c, int what, int64_t v)
 
 /* The choice made, from what the script, -D and the environment say. */
 static int resolve(struct _stp_context *c, const char *fmt, const char *out, int64_t durations,
-		   int64_t ring)
+		   int64_t ring, int64_t raw)
 {
 	const char *env = getenv("STAP_DCG_FORMAT");
 	char why[512];
@@ -216,15 +225,17 @@ static int resolve(struct _stp_context *c, const char *fmt, const char *out, int
 		cfg.durations = durations > 0;
 	if (cfg.ring < 0)
 		cfg.ring = ring > 0 && ring <= (1 << 24) ? ring : 0;
+	if (cfg.raw < 0)
+		cfg.raw = raw != 0;
 	cfg.resolved = 1;
 	return 0;
 }
 
 void _stp_dcg_sink_defaults(struct _stp_context *c, const char *fmt, const char *out,
-			    int64_t durations, int64_t ring)
+			    int64_t durations, int64_t ring, int64_t raw)
 {
 	if (!cfg.resolved)
-		(void)resolve(c, fmt, out, durations, ring);
+		(void)resolve(c, fmt, out, durations, ring, raw);
 }
 
 /* ---- the open frames of each thread ---- */
@@ -242,7 +253,10 @@ struct lthread {
 	struct lframe *f;
 	size_t n, cap;
 	struct dcg_buf arena;	     /* the open frames' names, innermost last */
-	uint64_t last_ns, last_mono; /* of its last record */
+	uint64_t last_ns, last_mono; /* of its last record (raw) */
+	/* the corrected clock: at the last record, raw and corrected */
+	uint64_t raw_at, cor_at, t0;
+	int clocked;
 };
 
 static struct dcg_tmap threads = {.size = sizeof(struct lthread)};
@@ -274,6 +288,54 @@ static int sink_ready(void)
 	if (!cfg.begun)
 		cfg.begun = cfg.sink->begin && cfg.sink->begin() ? -1 : 1;
 	return cfg.begun > 0;
+}
+
+/* ---- overhead-corrected times ---- */
+
+/* The overhead is measured once, before the first record goes through
+ * the layer (the mechanism is chosen by then); STAP_DCG_OVERHEAD_NS in
+ * the environment gives the figure instead (for tests). */
+static void calibrate(void)
+{
+	const char *env = getenv("STAP_DCG_OVERHEAD_NS");
+
+	cfg.calibrated = 1;
+	if (env && *env) {
+		cfg.overhead = strtoull(env, NULL, 10);
+		snprintf(cfg.calib_how, sizeof cfg.calib_how, "STAP_DCG_OVERHEAD_NS");
+		return;
+	}
+	int64_t ns = dcg_run_calibrate(cfg.calib_how, sizeof cfg.calib_how);
+	cfg.overhead = ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* t's corrected clock at raw (ns since tracing began in it): each
+ * interval between two of its records loses the cost of one event,
+ * never below zero. The first record keeps its time. */
+static uint64_t corrected(struct lthread *t, uint64_t raw)
+{
+	if (!t->clocked) {
+		t->clocked = 1;
+		t->raw_at = t->cor_at = raw;
+		return raw;
+	}
+	uint64_t d = raw > t->raw_at ? raw - t->raw_at : 0;
+	t->raw_at = raw;
+	t->cor_at += d > cfg.overhead ? d - cfg.overhead : 0;
+	return t->cor_at;
+}
+
+void dcg_run_calibration(char *how, size_t len)
+{
+	if (!cfg.resolved)
+		how[0] = '\0';
+	else if (cfg.raw > 0)
+		snprintf(how, len, "raw times (no overhead correction)");
+	else if (cfg.calibrated)
+		snprintf(how, len, "%llu ns subtracted per event (%s)",
+			 (unsigned long long)cfg.overhead, cfg.calib_how);
+	else
+		how[0] = '\0';
 }
 
 /* A return made up for t's innermost frame, at ns / mono_ns. */
@@ -339,20 +401,35 @@ static void deliver(struct dcg_sink_rec *r)
 		snprintf(t->comm, sizeof t->comm, "%s", th->execname ? th->execname : "");
 		t->th.execname = t->comm;
 	}
+	/* ns: the time of durations and made-up returns, corrected unless
+	 * raw times were asked for; the record's own time too, unless its
+	 * format shows the raw clock (the tree's time column) */
+	uint64_t ns = r->ns;
 	if (t) {
 		t->last_ns = r->ns;
 		t->last_mono = r->mono_ns;
+		t->t0 = r->mono_ns - r->ns;
+		if (cfg.raw <= 0) {
+			if (!cfg.calibrated)
+				calibrate();
+			ns = corrected(t, r->ns);
+			if (!cfg.sink->raw_clock) {
+				r->ns = ns;
+				r->mono_ns = t->t0 + ns;
+			}
+		}
 	}
+	uint64_t mono_ns = t ? t->t0 + ns : r->mono_ns;
 	if (t && r->kind == DCG_REC_CALL) {
 		/* a call at the depth of open frames: they are over */
 		while (t->n && t->f[t->n - 1].depth >= r->depth)
-			closes ? close_top(t, r->ns, r->mono_ns) : pop_quietly(t);
+			closes ? close_top(t, ns, mono_ns) : pop_quietly(t);
 		if (dcg_grow(&t->f, t->n, &t->cap, sizeof *t->f) == 0) {
 			struct lframe *f = &t->f[t->n++];
 			f->depth = r->depth;
 			f->sig = r->sig;
 			f->is_main = r->is_main;
-			f->ns = r->ns;
+			f->ns = ns;
 			f->child = 0;
 			f->addr = r->addr;
 			f->name = arena_put(&t->arena, r->name);
@@ -361,12 +438,12 @@ static void deliver(struct dcg_sink_rec *r)
 		}
 	} else if (t) {
 		while (t->n && t->f[t->n - 1].depth > r->depth)
-			closes ? close_top(t, r->ns, r->mono_ns) : pop_quietly(t);
+			closes ? close_top(t, ns, mono_ns) : pop_quietly(t);
 		if (t->n && t->f[t->n - 1].depth == r->depth) {
 			struct lframe *f = &t->f[t->n - 1];
 			r->matched = 1;
 			r->call_sig = f->sig;
-			r->dur_ns = r->ns > f->ns ? r->ns - f->ns : 0;
+			r->dur_ns = ns > f->ns ? ns - f->ns : 0;
 			r->self_ns = r->dur_ns > f->child ? r->dur_ns - f->child : 0;
 			if (t->n > 1)
 				t->f[t->n - 2].child += r->dur_ns;
@@ -389,6 +466,10 @@ static void stop_thread(const struct dcg_sink_thread *th, uint64_t ns, uint64_t 
 	if (!t)
 		return;
 	if (t->n && cfg.sink->closes_open && sink_ready()) {
+		if (cfg.raw <= 0 && t->clocked) {
+			ns = corrected(t, ns);
+			mono_ns = t->t0 + ns;
+		}
 		thread_to_sink(&t->th);
 		while (t->n)
 			close_top(t, ns, mono_ns);
@@ -401,7 +482,7 @@ static void stop_thread(const struct dcg_sink_thread *th, uint64_t ns, uint64_t 
 
 int dcg_run_open(void)
 {
-	if (!cfg.resolved && resolve(NULL, NULL, NULL, 0, 0) < 0)
+	if (!cfg.resolved && resolve(NULL, NULL, NULL, 0, 0, 0) < 0)
 		return -1;
 	return cfg.ring > 0 || sink_ready() ? 0 : -1;
 }
@@ -464,7 +545,7 @@ void dcg_run_finish(void)
 		stop_thread(&t->th, t->last_ns, t->last_mono);
 	}
 	/* nothing traced: a file format still writes a valid, empty file */
-	if (had_file && !cfg.begun && (cfg.resolved || resolve(NULL, NULL, NULL, 0, 0) == 0))
+	if (had_file && !cfg.begun && (cfg.resolved || resolve(NULL, NULL, NULL, 0, 0, 0) == 0))
 		(void)sink_ready();
 	if (cfg.begun > 0 && cfg.sink->end)
 		cfg.sink->end();
@@ -480,4 +561,5 @@ void dcg_run_finish(void)
 	memset(&cfg, 0, sizeof cfg);
 	cfg.durations = -1;
 	cfg.ring = -1;
+	cfg.raw = -1;
 }

@@ -7,6 +7,7 @@
 #ifndef STP_DCG_SINK_RUN_H
 #define STP_DCG_SINK_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sink.h"
@@ -30,6 +31,12 @@ void dcg_run_record(struct dcg_sink_rec *r);
 void dcg_run_stop(const struct dcg_sink_thread *th, uint64_t ns, uint64_t mono_ns);
 /* The end of the run: the format's end, its file closed; all forgotten. */
 void dcg_run_finish(void);
+/* For -v: the overhead subtracted per event and how it was measured
+ * ("" when no record needed it). */
+void dcg_run_calibration(char *how, size_t len);
+/* In records.c: the tracer's cost of one event under the run's
+ * mechanism, measured now (calib_ptrace.c), and how. */
+int64_t dcg_run_calibrate(char *how, size_t len);
 
 /* ---- for the sinks ---- */
 

@@ -98,4 +98,5 @@ const struct dcg_sink dcg_sink_tree = {
     .record = tree_record,
     .end = tree_end,
     .options = tree_options,
+    .raw_clock = 1,
 };
