@@ -33,7 +33,8 @@ enum { DCG_CALL = 1, DCG_RET = 2 };
 /* One event, formatted only when printed. */
 struct rec {
 	uint8_t kind;
-	uint8_t sig; /* a signal handler's call: its signal number */
+	uint8_t sig;	 /* a signal handler's call: its signal number */
+	uint8_t unwound; /* a return: the frame was left without returning */
 	uint32_t depth;
 	uint64_t ns;   /* since tracing began in the thread */
 	uint64_t from; /* call / return instruction (0: the root) */

@@ -82,6 +82,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	struct rec *r = &d->r[d->nr++];
 	r->kind = (uint8_t)kind;
 	r->sig = 0;
+	r->unwound = 0;
 	r->depth = depth;
 	r->ns = d->now;
 	r->from = from;
@@ -159,6 +160,7 @@ void dcg_flush_thread(struct dthread *d)
 		    .from = r->from,
 		    .to = r->to,
 		    .sig = r->sig,
+		    .unwound = r->unwound,
 		};
 		sr.name = name_of(st, r->name);
 		dcg_run_record(&sr);

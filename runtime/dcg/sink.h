@@ -74,6 +74,9 @@ struct dcg_sink_rec {
 	uint64_t from, to;
 	/* A signal handler's frame (its call record): the signal number; else 0. */
 	int sig;
+	/* A return of a frame left without returning (longjmp, an exception
+	 * unwinding it): 1; else 0. */
+	int unwound;
 	/* Set by the layer, the same for every format. A return whose call
 	 * was given (its frame was open): matched = 1, dur_ns the time since
 	 * that call, self_ns that less the time of the calls shown inside,

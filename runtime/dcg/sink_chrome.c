@@ -13,7 +13,8 @@
  *   ],"displayTimeUnit":"ns"}
  *
  * Every "B" gets its "E": frames left by longjmp or an exception are
- * closed by the core; those still open when tracing stops (switched off,
+ * closed by the core, each marked by an instant event ("ph":"i",
+ * "unwound NAME") at its "E"; those still open when tracing stops (switched off,
  * the thread gone, exit, SIGINT) are closed at that time by the layer. An
  * "E" has the name of its "B" (speedscope matches ends that share a time
  * by name); the category (on the "B") is the module; a signal handler's frame is "NAME (signal
@@ -95,6 +96,17 @@ static void chrome_record(const struct dcg_sink_rec *r)
 		dcg_esc_json(&line, r->module ? r->module : "?");
 		dcg_buf_puts(&line, "\"");
 	}
+	event_end();
+	if (!r->unwound)
+		return;
+	/* a frame left by longjmp or an exception: marked by an instant
+	 * event on the thread's track there (speedscope ignores it) */
+	event_start("i", r->thread->pid, r->thread->tid);
+	dcg_buf_puts(&line, ",\"ts\":");
+	dcg_buf_us(&line, r->mono_ns);
+	dcg_buf_puts(&line, ",\"s\":\"t\",\"name\":\"unwound ");
+	dcg_esc_json(&line, dcg_display_name(&name, r));
+	dcg_buf_puts(&line, "\"");
 	event_end();
 }
 

@@ -20,7 +20,7 @@
 enum { RING_STOP = 3 }; /* tracing stopped in the thread (past the record kinds) */
 
 struct rent {
-	uint8_t kind, is_main;
+	uint8_t kind, is_main, unwound;
 	int sig;
 	uint32_t depth;
 	uint64_t ns, mono_ns, addr, from, to;
@@ -100,6 +100,7 @@ void dcg_ring_record(const struct dcg_sink_rec *r, unsigned n)
 	struct rent e = {
 	    .kind = (uint8_t)r->kind,
 	    .is_main = (uint8_t)r->is_main,
+	    .unwound = (uint8_t)r->unwound,
 	    .sig = r->sig,
 	    .depth = r->depth,
 	    .ns = r->ns,
@@ -142,6 +143,7 @@ static void give(struct ring *g, const struct rent *e, uint64_t mono_min,
 	    .from = e->from,
 	    .to = e->to,
 	    .sig = e->sig,
+	    .unwound = e->unwound,
 	};
 	if (r.mono_ns < mono_min) {
 		r.ns += mono_min - r.mono_ns;

@@ -10,8 +10,9 @@ Exits 1 with "BAD: why" lines when a check fails.
       B of the same name, times never go back, nothing is left open.
       Prints per thread "thread execname" then ->NAME / <-NAME lines
       indented by depth (E names without the " (signal SIGX)" mark, as
-      the tree prints returns), and "spans ok" when each B..E span holds
-      its children's.
+      the tree prints returns), ~NAME after the <-NAME of a frame marked
+      unwound (an instant event at its E), and "spans ok" when each B..E
+      span holds its children's.
   dcg_formats.py chrome-count FILE   the same checks, reading a trace of
       any size one event a line (as ustap writes it); prints the number
       of B events per name, sorted.
@@ -47,6 +48,15 @@ def chrome(path):
                 names[key] = e["args"]["name"]
             elif e["name"] == "process_name":
                 procs[e["pid"]] = e["args"]["name"]
+            continue
+        if e["ph"] == "i":
+            # a frame left without returning: "unwound NAME", right at its E
+            st = stacks.get(key, [])
+            if e.get("s") != "t" or float(e["ts"]) != last.get(key) or not lines.get(key) or \
+                    lines[key][-1] != " " * len(st) + "<-" + esc(re.sub(r"^unwound ", "", e["name"])):
+                bad.append("instant event %r not at the end of its frame" % e["name"])
+            else:
+                lines[key].append(" " * len(st) + "~" + esc(re.sub(r"^unwound ", "", e["name"])))
             continue
         if e["ph"] not in ("B", "E"):
             bad.append("event of phase %r" % e["ph"])
@@ -100,7 +110,7 @@ def chrome_count(path):
                 break
             e = json.loads(line[:-1] if line.endswith(",") else line)
             key = (e["pid"], e["tid"])
-            if e["ph"] == "M":
+            if e["ph"] in ("M", "i"):
                 continue
             ts = float(e["ts"])
             if ts < last.get(key, -1.0):
