@@ -4,6 +4,10 @@
 #   doc/dcg-speedscope.png  examples/dcg/chrome.stp's trace in speedscope
 #                           (Debian's headless chromium, puppeteer-core:
 #                           testsuite/browser/speedscope-check.js)
+#   doc/dcg-flamegraph.png  examples/dcg/flamegraph.stp's folded stacks,
+#                           the same way
+# Times are the overhead-corrected ones (README: "Times corrected for the
+# tracer's overhead").
 # Needs a built tree (make), graphviz, chromium, and the npm packages of
 # testsuite/browser (installed there by this script if missing).
 #   doc/make-pictures.sh
@@ -28,4 +32,7 @@ dot -Tsvg app.dot -o "$top/doc/dcg-callgraph.svg"
 "$top/stap" "$top/examples/dcg/chrome.stp" -c ./app >/dev/null
 node "$top/testsuite/browser/speedscope-check.js" "$top/testsuite/browser/node_modules" \
 	app-trace.json "$top/doc/dcg-speedscope.png" "app (pid " handle_request parse
-echo "make-pictures: doc/dcg-callgraph.svg and doc/dcg-speedscope.png written"
+"$top/stap" "$top/examples/dcg/flamegraph.stp" -c ./app >/dev/null
+node "$top/testsuite/browser/speedscope-check.js" "$top/testsuite/browser/node_modules" \
+	app.folded "$top/doc/dcg-flamegraph.png" app.folded handle_request parse
+echo "make-pictures: doc/dcg-callgraph.svg, doc/dcg-speedscope.png and doc/dcg-flamegraph.png written"
