@@ -6,6 +6,8 @@
 #   ./setup.sh              deps + build + demo
 #   ./setup.sh --no-demo    deps + build
 #   ./setup.sh --deps-only  deps only
+#   ./setup.sh --browser-deps  what the browser test needs (chromium, node,
+#                           npm, testsuite/browser's npm packages); .ci/run
 #   CONFIGURE_FLAGS=--enable-sanitizers ./setup.sh   build with ASan/UBSan
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,14 +16,15 @@ mode=all
 case "${1:-}" in
 --no-demo) mode=build ;;
 --deps-only) mode=deps ;;
+--browser-deps) mode=browser ;;
 "") ;;
-*) echo "usage: $0 [--no-demo|--deps-only]" >&2; exit 2 ;;
+*) echo "usage: $0 [--no-demo|--deps-only|--browser-deps]" >&2; exit 2 ;;
 esac
 
 # Never the systemtap package: our stap must not depend on SystemTap's own.
 PACKAGES="build-essential clang-format-14 autoconf automake pkg-config libdw-dev libelf-dev
 libzydis-dev dejagnu expect systemtap-doc valgrind clang libclang-rt-14-dev
-procps file systemtap-sdt-dev uftrace bpftrace libc6-dbg"
+procps file systemtap-sdt-dev uftrace bpftrace libc6-dbg python3 graphviz"
 
 install_deps() {
 	local missing=""
@@ -41,6 +44,23 @@ install_deps() {
 	apt-get install -y -q --no-install-recommends $missing
 }
 
+# systemtap.dcg/browser.exp (STAP_BROWSER_TEST=1): Debian's chromium, and
+# node and npm only where missing (a node from elsewhere, e.g. NodeSource,
+# brings its own npm and conflicts with Debian's npm package), then the
+# npm packages of testsuite/browser/package.json.
+browser_deps() {
+	local missing=""
+	[ -x /usr/bin/chromium ] || missing="$missing chromium"
+	command -v node >/dev/null || missing="$missing nodejs"
+	command -v npm >/dev/null || missing="$missing npm"
+	if [ -n "$missing" ]; then
+		echo "setup.sh: installing$missing"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -q --no-install-recommends $missing
+	fi
+	(cd testsuite/browser && npm install --no-audit --no-fund --no-package-lock)
+}
+
 build() {
 	[ -x configure ] || ./autogen.sh
 	[ -f Makefile ] || ./configure ${CONFIGURE_FLAGS:-}
@@ -57,6 +77,10 @@ demo() {
 	(cd examples/dcg && ../../stap calltree.stp -c ./app)
 }
 
+if [ "$mode" = browser ]; then
+	browser_deps
+	exit 0
+fi
 install_deps
 [ "$mode" = deps ] && exit 0
 build

@@ -364,6 +364,22 @@ void _stp_ctx_usymfileline(struct _stp_context *c, int what, uint64_t addr, char
 void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *mech);
 int64_t _stp_dcg_get(struct _stp_context *c);
 void _stp_dcg_limit(int what, int64_t n, const char *pattern);
+/* The call graph's output (runtime/dcg/sink_run.c), from a begin probe:
+ * the format ("NAME" or "NAME:OPTION"), the output file ("-": stap's
+ * output); what 0: durations on the tree's returns (v: on), 1: the flight
+ * recorder's records per thread (0: off), 2: raw times (v: on; else
+ * corrected for the tracer's overhead). Errors are set in c. */
+void _stp_dcg_format(struct _stp_context *c, const char *fmt);
+void _stp_dcg_output(struct _stp_context *c, const char *path);
+void _stp_dcg_sink_opt(struct _stp_context *c, int what, int64_t v);
+/* At each switch-on: the -D values (STP_DCG_FORMAT, _OUTPUT, _DURATIONS,
+ * _RING, _RAW_TIMES) for what the script did not choose; the first time
+ * only. */
+void _stp_dcg_sink_defaults(struct _stp_context *c, const char *fmt, const char *out,
+			    int64_t durations, int64_t ring, int64_t raw);
+/* The flight recorder's ring of c's thread (all: every thread's) written
+ * in the format; the number of records written. */
+int64_t _stp_dcg_snapshot(struct _stp_context *c, int all);
 /* In dynamic_call_graph.call/.return handlers: the event's fields
  * (0 from, 1 to, 2 depth, 3 tail, 4 ns, 5 duration_ns) and names
  * (0 caller, 1 callee / func). */

@@ -98,9 +98,10 @@ int pass4_compile(struct session *s)
 	if (s->runtime_include_dir)
 		vec_push(&argv, xasprintf("-I%s", s->runtime_include_dir));
 	vec_foreach (struct define *, d, &s->defines)
-		vec_push(&argv,
-			 d->value ? xasprintf("-D%s=%s", d->name, d->value)
-				  : xasprintf("-D%s", d->name));
+		if (!session_define_is_string(d->name)) /* pass 3 wrote those in the C */
+			vec_push(&argv,
+				 d->value ? xasprintf("-D%s=%s", d->name, d->value)
+					  : xasprintf("-D%s", d->name));
 	const char *flag;
 	vec_foreach (const char *, flag, &s->cflags) /* -B FLAG, as SystemTap's dyninst mode */
 		vec_push(&argv, (void *)flag);

@@ -578,6 +578,12 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 		"#ifndef STP_CPU_AFFINITY\n#define STP_CPU_AFFINITY -1\n#endif\n"
 		"#ifndef MAXATTACH\n#define MAXATTACH 64\n#endif\n");
 	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
+	/* -D values that are text: string literals, whatever their bytes */
+	for (int i = 0; session_string_defines[i]; i++) {
+		const char *v = session_define(E->s, session_string_defines[i]);
+		if (v)
+			sb_printf(o, "#define %s %s\n", session_string_defines[i], emit_cstr(v));
+	}
 	sb_puts(o,
 		"#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
 		"#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");

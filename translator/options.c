@@ -240,9 +240,28 @@ static int limit_ok(const char *arg, const char *eq)
 	return 1;
 }
 
+/* NAME=TEXT for a -D whose value is a string (session_define_is_string):
+ * any bytes but none, as they only reach the C through emit_cstr. */
+static int string_define_ok(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq)
+		return 0;
+	char *name = xstrndup(arg, (size_t)(eq - arg));
+	int ok = session_define_is_string(name);
+	free(name);
+	return ok;
+}
+
 static int add_define(struct session *s, const char *arg)
 {
-	if (!define_ok(arg)) {
+	if (string_define_ok(arg)) {
+		const char *eq = strchr(arg, '=');
+		if (!eq[1]) {
+			fprintf(stderr, "ERROR: -D %.*s= needs a value\n", (int)(eq - arg), arg);
+			return -1;
+		}
+	} else if (!define_ok(arg)) {
 		fprintf(stderr,
 			"ERROR: Safety pattern mismatch for -D parameter ('%s' vs. "
 			"'^[a-z_][a-z_0-9]*(=-?[a-z_0-9]+)?$')\n",
@@ -267,7 +286,7 @@ static const char *const text_defines[] = {"STP_DCG_MECHANISM", NULL};
 
 static int define_allowed(const struct session *s, const struct define *d)
 {
-	if (s->guru || !d->value || c_integer(d->value))
+	if (s->guru || !d->value || c_integer(d->value) || session_define_is_string(d->name))
 		return 1;
 	for (int i = 0; text_defines[i]; i++)
 		if (!strcmp(d->name, text_defines[i]))

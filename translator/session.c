@@ -26,6 +26,16 @@ const char *session_define(const struct session *s, const char *name)
 	return value;
 }
 
+const char *const session_string_defines[] = {"STP_DCG_FORMAT", "STP_DCG_OUTPUT", NULL};
+
+int session_define_is_string(const char *name)
+{
+	for (int i = 0; session_string_defines[i]; i++)
+		if (strcmp(name, session_string_defines[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Is this binary the one in the build tree's translator/ directory? */
 static int running_in_tree(void)
 {

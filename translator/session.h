@@ -172,5 +172,10 @@ int pass5_run(struct session *s);
 
 /* Value of -D NAME, or NULL. */
 const char *session_define(const struct session *s, const char *name);
+/* A -D whose value is text of any bytes (STP_DCG_FORMAT, STP_DCG_OUTPUT):
+ * never pasted into the C as a macro body (nor given to the compiler),
+ * but written by pass 3 as a C string literal (emit_cstr). */
+int session_define_is_string(const char *name);
+extern const char *const session_string_defines[]; /* NULL-terminated */
 
 #endif

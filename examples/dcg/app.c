@@ -2,6 +2,8 @@
  *
  *   gcc -O2 -g -o app app.c
  *   ./app            handles 3 requests and prints a checksum
+ *   ./app serve      handles 12 requests, the 9th of them slow (its reply
+ *                    waits 100 ms), for slow_request.stp
  *
  * handle_request() parses a request (calling strlen and memchr, a
  * validation callback through a function pointer and a recursive
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noipa))
 
@@ -24,6 +27,7 @@ struct request {
 typedef int (*validator)(const char *);
 
 static volatile int sink;
+static volatile int slow_us; /* ./app serve: how long "/slow" waits */
 
 NOINLINE static int valid_path(const char *p)
 {
@@ -62,6 +66,8 @@ NOINLINE static int parse(const char *line, struct request *r, validator check)
 /* called from both do_get and do_post */
 NOINLINE static long reply(struct request *r, int code)
 {
+	if (slow_us && r->path[1] == 's')
+		usleep(slow_us);
 	return code + checksum(r->method, strlen(r->method));
 }
 
@@ -91,8 +97,13 @@ int main(int argc, char **argv)
 	static const char *reqs[] = { "GET /index", "POST /form", "GET /a" };
 	long total = 0;
 
-	(void)argc;
-	(void)argv;
+	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+		slow_us = 100000;
+		for (int i = 1; i <= 12; i++)
+			total += handle_request(i == 9 ? "GET /slow" : "GET /page");
+		printf("checksum %ld\n", total);
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++)
 		total += handle_request(reqs[i]);
 	printf("checksum %ld\n", total);

@@ -6,6 +6,7 @@
 #endif
 #include "dcg.h"
 #include "dcg_internal.h"
+#include "sink_run.h"
 #include "lang/stp_internal.h"
 #include "lang/debug.h"
 
@@ -47,6 +48,11 @@ int64_t dcg_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+const char *dcg_mech_name(void)
+{
+	return mech ? mech->name : NULL;
 }
 
 const struct dcg_mech *dcg_mech_named(const char *name)
@@ -268,6 +274,9 @@ static void report(void)
 		fprintf(stderr, "; %" PRIu64 " stops of other threads at its breakpoints",
 			dcg_n_other);
 	fprintf(stderr, "; %s\n", how_chosen);
+	dcg_run_calibration(how, sizeof how);
+	if (how[0])
+		fprintf(stderr, "dynamic call graph: %s\n", how);
 }
 
 void _stp_dcg_finish(int verbose)

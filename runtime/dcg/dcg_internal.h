@@ -33,7 +33,8 @@ enum { DCG_CALL = 1, DCG_RET = 2 };
 /* One event, formatted only when printed. */
 struct rec {
 	uint8_t kind;
-	uint8_t sig; /* a signal handler's call: its signal number */
+	uint8_t sig;	 /* a signal handler's call: its signal number */
+	uint8_t unwound; /* a return: the frame was left without returning */
 	uint32_t depth;
 	uint64_t ns;   /* since tracing began in the thread */
 	uint64_t from; /* call / return instruction (0: the root) */
@@ -168,8 +169,18 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 /* The held call record of a lazily bound PLT call, in its place. */
 void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns);
 void dcg_flush_thread(struct dthread *d);
+/* Tracing ended in d at ns (CLOCK_MONOTONIC): its records printed, then
+ * the frames still open closed there, for the formats that close them. */
+void dcg_records_stop(struct dthread *d, int64_t ns);
 /* The end of the run: the format's end. */
 void dcg_records_finish(void);
+
+/* ---- calib_ptrace.c ---- */
+/* The tracer's cost of one event under mechanism mech, in ns, measured
+ * in a child (0 where it is not measured), and how it was measured. */
+int64_t dcg_calibrate(const char *mech, char *how, size_t len);
+/* The mechanism of this run (NULL before the first switch-on). */
+const char *dcg_mech_name(void);
 
 /* ---- run_ptrace.c: the script's dynamic_call_graph.* probes ---- */
 int dcg_probes_wanted(void);

@@ -38,25 +38,37 @@ static struct frame *push(struct dthread *d, uint64_t sp, uint64_t func, int kno
 	return f;
 }
 
-/* Close the top frame with a return record. */
-static void pop(struct dthread *d, uint64_t from, uint64_t to)
+/* Close the top frame with a return record (unwound: it was left without
+ * returning, by longjmp or an exception). */
+static void pop(struct dthread *d, uint64_t from, uint64_t to, int unwound)
 {
 	struct frame *f = &d->f[--d->nf];
 	if (f->stub && d->hold != NO_HOLD && !f->hide) /* never resolved: show what ran */
 		dcg_emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
 	else if (f->stub && d->hold != NO_HOLD)
 		d->nr = d->hold, d->hold = NO_HOLD;
-	else if (!f->stub && !f->hide)
-		dcg_emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func);
+	else if (!f->stub && !f->hide && dcg_emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func))
+		d->r[d->nr - 1].unwound = (uint8_t)unwound;
 }
 
-/* Frames whose return-address slot is at or below `limit` are gone. */
-static void pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to)
+/* Frames whose return-address slot is at or below `limit` are gone. Those
+ * that returned have the slot a return used (ret_slot; 0: none did):
+ * after a ret seen, any of them; where only the return address was
+ * reached (innermost), the innermost frame and the frames it replaced by
+ * tail calls only (a longjmp back to where setjmp returned leaves the
+ * frame called from there too). The others were left without returning. */
+static void pop_dead(struct dthread *d, uint64_t limit, uint64_t from, uint64_t to,
+		     uint64_t ret_slot, int innermost)
 {
+	int first = 1, chain = 0;
+
 	while (d->nf && d->f[d->nf - 1].known && d->f[d->nf - 1].sp <= limit) {
 		uint64_t sp = d->f[d->nf - 1].sp;
-		int sig = d->f[d->nf - 1].sig;
-		pop(d, from, to);
+		int sig = d->f[d->nf - 1].sig, tail = d->f[d->nf - 1].tail;
+		int returned = ret_slot && sp == ret_slot && (!innermost || first || chain);
+		pop(d, from, to, !returned);
+		chain = returned && tail;
+		first = 0;
 		/* below a signal frame on another stack (sigaltstack above
 		 * the thread's stack): those frames are alive */
 		if (sig && d->nf && d->f[d->nf - 1].sp < sp)
@@ -120,7 +132,7 @@ static void enter(struct dthread *d, uint64_t from, uint64_t to, uint64_t sp, in
 
 static void on_call(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 {
-	pop_dead(d, rsp, from, to);
+	pop_dead(d, rsp, from, to, 0, 0);
 	enter(d, from, to, rsp, 1, 0, 0);
 }
 
@@ -129,12 +141,12 @@ static void on_ret(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp)
 	size_t before = d->nf;
 
 	/* after ret, rsp is above the slot of every frame that returned */
-	pop_dead(d, rsp - 1, from, to);
+	pop_dead(d, rsp - 1, from, to, rsp - 8, 0);
 	/* a frame whose slot is not known (a root entered mid-function):
 	 * it returns, and so do the frames it replaced by tail calls */
 	while (d->nf == before && d->nf && !d->f[d->nf - 1].known) {
 		int tail = d->f[d->nf - 1].tail;
-		pop(d, from, to);
+		pop(d, from, to, 0);
 		if (!tail)
 			break;
 		before = d->nf;
@@ -149,7 +161,7 @@ static void on_jump(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp,
 	struct frame *top;
 
 	if (indirect) /* longjmp: frames above the new stack pointer are gone */
-		pop_dead(d, rsp - 1, from, to);
+		pop_dead(d, rsp - 1, from, to, 0, 0);
 	top = d->nf ? &d->f[d->nf - 1] : NULL;
 	if (top && top->stub) {
 		/* leaving the PLT (a stub, or the lazy-binding code there), or
@@ -238,10 +250,11 @@ void dcg_event(struct dthread *d, const struct dcg_event *e)
 		return;
 	case DCG_EV_OFF:
 	case DCG_EV_EXIT:
-		/* open frames are not closed: what ran after is not known */
+		/* open frames get no return records (what ran after is not
+		 * known); the formats that need them closed close them here */
 		d->on = 0;
 		d->hold = NO_HOLD;
-		dcg_flush_thread(d);
+		dcg_records_stop(d, e->ns);
 		d->nf = 0;
 		return;
 	default:
@@ -258,7 +271,7 @@ void dcg_event(struct dthread *d, const struct dcg_event *e)
 		if (e->from)
 			on_ret(d, e->from, e->to, e->sp);
 		else /* only where it went: the frames it left */
-			pop_dead(d, e->sp - 1, 0, e->to);
+			pop_dead(d, e->sp - 1, 0, e->to, e->sp - 8, 1);
 		break;
 	case DCG_EV_JUMP:
 		on_jump(d, e->from, e->to, e->sp, e->indirect);
@@ -269,7 +282,7 @@ void dcg_event(struct dthread *d, const struct dcg_event *e)
 	case DCG_EV_SIGRETURN:
 		/* the handler's frames have returned already, into the
 		 * restorer; any left (it did not return there) are gone */
-		pop_dead(d, e->sp - 1, e->from, e->to);
+		pop_dead(d, e->sp - 1, e->from, e->to, 0, 0);
 		break;
 	case DCG_EV_GAP:
 		d->gaps++;

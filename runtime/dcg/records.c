@@ -8,6 +8,7 @@
 #include "dcg.h"
 #include "dcg_internal.h"
 #include "sink.h"
+#include "sink_run.h"
 #include "lang/stp_internal.h"
 #include "sym/symbols.h"
 
@@ -18,56 +19,33 @@
 
 /* ---- the output formats: one line per format ---- */
 
-extern const struct dcg_sink dcg_sink_tree;
-static const struct dcg_sink *const sinks[] = {
+extern const struct dcg_sink dcg_sink_tree, dcg_sink_chrome, dcg_sink_folded, dcg_sink_dot,
+    dcg_sink_report, dcg_sink_graph;
+const struct dcg_sink *const dcg_sink_table[] = {
     &dcg_sink_tree, /* the default: the first */
+    &dcg_sink_chrome, &dcg_sink_folded, &dcg_sink_dot, &dcg_sink_report, &dcg_sink_graph,
 };
+const unsigned dcg_sink_count = sizeof dcg_sink_table / sizeof *dcg_sink_table;
 
-static const struct dcg_sink *sink;
-static int begun; /* 1: begin() was called; -1: it failed */
 /* A record's name, grown as needed: names are printed whole (C++ template
  * functions may differ only past the first kilobyte). */
 static char *name;
 static size_t name_cap;
 
-/* The format of STAP_DCG_FORMAT, the first one by default. */
-static const struct dcg_sink *sink_chosen(void)
-{
-	const char *env = getenv("STAP_DCG_FORMAT");
-	char names[256] = "";
-	size_t n = 0;
-
-	for (size_t i = 0; i < sizeof sinks / sizeof *sinks; i++) {
-		if (env && !strcmp(env, sinks[i]->name))
-			return sinks[i];
-		n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
-				      i ? ", " : "", sinks[i]->name);
-	}
-	if (env && *env)
-		_stp_msg_warn("dynamic call graph: unknown output format '%s' (%s): using %s", env,
-			      names, sinks[0]->name);
-	return sinks[0];
-}
-
-/* The sink, begun: NULL if it could not begin. */
-static const struct dcg_sink *sink_open(void)
-{
-	if (!sink)
-		sink = sink_chosen();
-	if (!begun)
-		begun = sink->begin && sink->begin() ? -1 : 1;
-	return begun > 0 ? sink : NULL;
-}
-
 void dcg_records_finish(void)
 {
-	if (begun > 0 && sink->end)
-		sink->end();
-	sink = NULL;
-	begun = 0;
+	dcg_run_finish();
 	free(name);
 	name = NULL;
 	name_cap = 0;
+}
+
+int64_t dcg_run_calibrate(char *how, size_t len)
+{
+	const char *m = dcg_mech_name();
+
+	how[0] = '\0';
+	return m ? dcg_calibrate(m, how, len) : 0;
 }
 
 /* ---- records ---- */
@@ -104,6 +82,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	struct rec *r = &d->r[d->nr++];
 	r->kind = (uint8_t)kind;
 	r->sig = 0;
+	r->unwound = 0;
 	r->depth = depth;
 	r->ns = d->now;
 	r->from = from;
@@ -160,11 +139,11 @@ void dcg_flush_thread(struct dthread *d)
 {
 	struct _stp_symtab *st = d->nr ? dcg_symtab_of(d->pid) : NULL;
 	size_t upto = d->hold < d->nr ? d->hold : d->nr;
-	const struct dcg_sink *k = upto ? sink_open() : NULL;
+	int k = upto && dcg_run_open() == 0;
 	struct dcg_sink_thread th = {d->pid, d->tid, d->comm};
 
-	if (k && k->thread)
-		k->thread(&th);
+	if (k)
+		dcg_run_thread(&th);
 	for (size_t i = 0; k && i < upto; i++) {
 		const struct rec *r = &d->r[i];
 		const struct _stp_syminfo *si = st ? _stp_sym_lookup(st, r->name) : NULL;
@@ -181,15 +160,28 @@ void dcg_flush_thread(struct dthread *d)
 		    .from = r->from,
 		    .to = r->to,
 		    .sig = r->sig,
+		    .unwound = r->unwound,
 		};
 		sr.name = name_of(st, r->name);
-		k->record(&sr);
+		dcg_run_record(&sr);
 	}
 	if (d->nr > upto && upto)
 		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
 	d->nr -= upto;
 	if (d->hold != NO_HOLD)
 		d->hold -= upto;
+}
+
+void dcg_records_stop(struct dthread *d, int64_t ns)
+{
+	struct dcg_sink_thread th = {d->pid, d->tid, d->comm};
+	uint64_t t = ns > d->t0 ? (uint64_t)(ns - d->t0) : 0;
+
+	if (t < d->now) /* never before the thread's last record */
+		t = d->now;
+	dcg_flush_thread(d);
+	if (d->nf)
+		dcg_run_stop(&th, t, (uint64_t)d->t0 + t);
 }
 
 void _stp_dcg_flush_all(void)

@@ -6,14 +6,22 @@
  * at the end of the run. Records come in order within a thread; threads
  * come one batch after another, never interleaved inside a batch.
  *
- * A sink writes with _stp_print_n / _stp_printf (lang/stp_internal.h), so
- * its output goes where the script's goes (-o FILE, bulk mode) in order
- * with it. It keeps its own state between calls (e.g. the frames open per
- * thread for a stack format) and frees it in end().
+ * A sink writes with dcg_out_write / dcg_out_printf (dcg/sink_out.h): to
+ * the file of dynamic_call_graph_output(PATH) or -D STP_DCG_OUTPUT=PATH,
+ * to a file of its own name (ext) when none is given, else (the tree)
+ * to stap's output, in order with the script's (-o FILE, bulk mode). It
+ * keeps its own state between calls (e.g. the frames open per thread for
+ * a stack format) and frees it in end().
+ *
+ * Between the core and the sink a layer (dcg/sink_run.c) gives each
+ * return its duration, closes the frames still open when tracing stops
+ * in a thread (for sinks that ask), and keeps the flight recorder's rings.
  *
  * Adding a format: one file dcg/sink_NAME.c defining a `const struct
  * dcg_sink`, and one line in the table of dcg/records.c. The format is
- * chosen by STAP_DCG_FORMAT=NAME in the environment (default "tree").
+ * chosen by dynamic_call_graph_format(NAME) in the script, -D
+ * STP_DCG_FORMAT=NAME, or STAP_DCG_FORMAT=NAME in the environment, in
+ * that order (default "tree").
  *
  * Only the core includes this header, and the sinks: it needs nothing of
  * the ptrace engine (a sink sees no thread, only records). */
@@ -66,6 +74,19 @@ struct dcg_sink_rec {
 	uint64_t from, to;
 	/* A signal handler's frame (its call record): the signal number; else 0. */
 	int sig;
+	/* A return of a frame left without returning (longjmp, an exception
+	 * unwinding it): 1; else 0. */
+	int unwound;
+	/* Set by the layer, the same for every format. A return whose call
+	 * was given (its frame was open): matched = 1, dur_ns the time since
+	 * that call, self_ns that less the time of the calls shown inside,
+	 * call_sig its call's sig (a signal handler's return). */
+	int matched, call_sig;
+	uint64_t dur_ns, self_ns;
+	/* A return made up, at the time tracing stopped in the thread
+	 * (switched off, the thread gone, the end of the run, SIGINT), for a
+	 * frame still open then (matched too). Only for closes_open sinks. */
+	int closed;
 };
 
 /* Any call but record may be NULL. */
@@ -80,6 +101,18 @@ struct dcg_sink {
 	void (*record)(const struct dcg_sink_rec *r);
 	/* The run is over: every record was given. Also frees its state. */
 	void (*end)(void);
+	/* All below may be 0 (as the tree has them). ext: the sink writes a
+	 * file of its own, ustap-dcg.EXT unless an output is given. */
+	const char *ext;
+	/* Frames open when tracing stops in a thread are given made-up
+	 * returns (closed = 1); without, records are given as they came. */
+	int closes_open;
+	/* The options of NAME:OPTION (dcg_sink_option()), the first being
+	 * the default; NULL-terminated. NULL: none. */
+	const char *const *options;
+	/* Its records keep the raw time (the tree's time column, unchanged);
+	 * durations are corrected all the same. */
+	int raw_clock;
 };
 
 #endif

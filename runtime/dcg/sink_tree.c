@@ -5,12 +5,17 @@
  *      19 prog(4242):   <- g [libc.so.6]
  *      31 prog(4242):  -> handler (signal SIGALRM)
  * (microseconds since tracing began in the thread, execname(tid), one
- * space per level, the name whole however long). */
+ * space per level, the name whole however long). With
+ * dynamic_call_graph_durations(1), a return whose call was shown says how
+ * long the call took: "<- g [libc.so.6] (3.2 us)". "tree:threads" keeps
+ * each thread's lines together, written at the end (sink_spool.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "sink.h"
-#include "lang/stp_internal.h"
+#include "sink_out.h"
+#include "sink_run.h"
+#include "sink_spool.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,9 +42,17 @@ static int line_fit(size_t n)
 	return 0;
 }
 
+static int by_thread;
+
+static int tree_begin(void)
+{
+	by_thread = !strcmp(dcg_sink_option(), "threads");
+	return 0;
+}
+
 static void tree_record(const struct dcg_sink_rec *r)
 {
-	char head[96], sig[32] = "";
+	char head[96], sig[48] = "";
 	int h = snprintf(head, sizeof head, "%6" PRIu64 " %s(%d):", r->ns / 1000,
 			 r->thread->execname, (int)r->thread->tid);
 
@@ -48,6 +61,9 @@ static void tree_record(const struct dcg_sink_rec *r)
 	if (r->sig)
 		snprintf(sig, sizeof sig, " (signal SIG%s)",
 			 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
+	else if (r->kind == DCG_REC_RETURN && r->matched && dcg_sink_durations())
+		snprintf(sig, sizeof sig, " (%" PRIu64 ".%" PRIu64 " us)", r->dur_ns / 1000,
+			 r->dur_ns % 1000 / 100);
 	size_t nl = strlen(r->name), sl = strlen(sig), off = (size_t)h + r->depth + 2;
 	if (line_fit(off + nl + sl + 1) < 0)
 		return;
@@ -59,18 +75,28 @@ static void tree_record(const struct dcg_sink_rec *r)
 	memcpy(line + off, sig, sl);
 	off += sl;
 	line[off++] = '\n';
-	_stp_print_n(NULL, line, off);
+	if (by_thread)
+		dcg_spool_write(r->thread, line, off);
+	else
+		dcg_out_write(line, off);
 }
 
 static void tree_end(void)
 {
+	if (by_thread)
+		dcg_spool_end();
 	free(line);
 	line = NULL;
 	line_cap = 0;
 }
 
+static const char *const tree_options[] = {"", "threads", NULL};
+
 const struct dcg_sink dcg_sink_tree = {
     .name = "tree",
+    .begin = tree_begin,
     .record = tree_record,
     .end = tree_end,
+    .options = tree_options,
+    .raw_clock = 1,
 };
