@@ -190,8 +190,7 @@ static const struct limit {
     {"MAXMAPENTRIES", 1, LLONG_MAX},  {"MAXERRORS", 0, LLONG_MAX},
     {"MAXSKIPPED", 0, LLONG_MAX},     {"MAXTRYCATCH", 0, LLONG_MAX},
     {"HIST_WIDTH", 1, 100000},	      {"HIST_ELISION", -100000, 100000},
-    {"STP_CPU_AFFINITY", 0, 2},
-    {"MAXATTACH", 0, LLONG_MAX},
+    {"STP_CPU_AFFINITY", 0, 2},	      {"MAXATTACH", 0, LLONG_MAX},
 };
 
 /* A C integer constant: -?(0x[0-9a-f]+|[0-9]+)[ul]*, any case. */

@@ -187,7 +187,8 @@ static char *through_target(const struct session *s, const struct token *tok, ch
 		free(exe);
 		exe = same;
 	} else if (!maps && s->target_pid && !dwq_is_shared_library(exe)) {
-		diag_warning(tok, "process %ld neither runs nor maps '%s': its probes fire only "
+		diag_warning(tok,
+			     "process %ld neither runs nor maps '%s': its probes fire only "
 			     "in a traced process that does",
 			     s->target_pid, exe);
 	}
@@ -254,9 +255,9 @@ static enum pp_result resolve_files(struct elab *c, struct probe_point *pp,
  * .library("GLOB") matches, each resolved as if written. A library
  * pattern without a '/' matches the path of any library exe needs
  * (SystemTap matches it as "* /PATTERN"). */
-static enum pp_result resolve_each(struct elab *c, struct probe_point *pp,
-				   struct derived_probe *dp, const struct probe_kind_def *k,
-				   const char *exe, const char *pattern, struct pp_error *err)
+static enum pp_result resolve_each(struct elab *c, struct probe_point *pp, struct derived_probe *dp,
+				   const struct probe_kind_def *k, const char *exe,
+				   const char *pattern, struct pp_error *err)
 {
 	struct vec files = {0};
 	int rc = 0;

@@ -75,7 +75,8 @@ static int64_t measure(void (*loop)(void), int req, int per)
 	for (long stops = 0; n < SAMPLES && stops < 40 * SAMPLES; stops++) {
 		if (ptrace(req, pid, 0, 0) < 0 || waitpid(pid, &st, __WALL) < 0 ||
 		    !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP ||
-		    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0 || ptrace(PTRACE_SETREGS, pid, 0, &r) < 0)
+		    ptrace(PTRACE_GETREGS, pid, 0, &r) < 0 ||
+		    ptrace(PTRACE_SETREGS, pid, 0, &r) < 0)
 			goto out;
 		if (req != PTRACE_CONT && r.rip != (uint64_t)(uintptr_t)loop)
 			continue;

@@ -36,8 +36,8 @@ static struct {
 	int calibrated;	   /* overhead measured (once, at the first record) */
 	uint64_t overhead; /* ns subtracted per event */
 	char calib_how[160];
-	int resolved;	   /* chosen; no more changes */
-	int begun;	   /* 1: the sink's begin ran; -1: it failed */
+	int resolved; /* chosen; no more changes */
+	int begun;    /* 1: the sink's begin ran; -1: it failed */
 } cfg = {.durations = -1, .ring = -1, .raw = -1};
 
 const char *dcg_sink_option(void)
