@@ -84,20 +84,22 @@ void _stp_pt_aff_session(struct _stp_pt_session *s)
 
 /* ---- pinning ---- */
 
-static void timer_set(struct _stp_pt_session *s, int on)
+/* Armed once, at the first pin for a rate, and left running until the
+ * session ends: the timer's SIGCHLD and a child's stop coalesce into one
+ * pending signal, and a timer re-set or disarmed while its signal is
+ * pending has that signal dropped (Linux 6.13 and later), the child's
+ * notification with it: staprun would wait for ever on a stopped thread
+ * (seen under translate, whose requests stop the thread at a high rate). */
+static void timer_start(struct _stp_pt_session *s)
 {
-	struct itimerspec its = {{0, 0}, {0, 0}};
+	struct itimerspec its = {{0, AFF_CHECK_NS}, {0, AFF_CHECK_NS}};
+	struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGCHLD};
 
-	if (on && !s->aff_timer_made) {
-		struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGCHLD};
-		if (timer_create(CLOCK_MONOTONIC, &ev, &s->aff_timer) < 0)
-			return;
-		s->aff_timer_made = 1;
-	}
-	if (!s->aff_timer_made)
+	if (s->aff_timer_made)
 		return;
-	if (on)
-		its.it_value.tv_nsec = its.it_interval.tv_nsec = AFF_CHECK_NS;
+	if (timer_create(CLOCK_MONOTONIC, &ev, &s->aff_timer) < 0)
+		return;
+	s->aff_timer_made = 1;
 	timer_settime(s->aff_timer, 0, &its, NULL);
 }
 
@@ -167,7 +169,7 @@ static int pin(struct _stp_pt_thread *t, int forced)
 	s->aff_n++;
 	totals.colocated++;
 	if (!forced && !s->aff_rate_n++)
-		timer_set(s, 1);
+		timer_start(s);
 	t->aff_check_ns = mono_ns();
 	t->aff_check_stops = t->aff_stops;
 	_stp_dbg(STP_DBG_PTRACE, 1, "thread %d: on CPU %d with the tracer (%s)", (int)t->tid,
@@ -183,8 +185,8 @@ void _stp_pt_aff_drop(struct _stp_pt_thread *t)
 		return;
 	free(t->aff_saved);
 	t->aff_saved = NULL;
-	if (t->aff_by_rate && !--s->aff_rate_n)
-		timer_set(s, 0);
+	if (t->aff_by_rate)
+		s->aff_rate_n--;
 	t->aff_forced = t->aff_by_rate = 0;
 	s->aff_n--;
 	self_back(s);
