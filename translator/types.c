@@ -567,6 +567,15 @@ static void infer(struct tctx *tc, struct expr *e, enum exp_type t)
 	}
 }
 
+/* What delete takes: a variable, an array element (or a target value,
+ * refused later); as SystemTap 4.8, "delete (x+1)" is refused at the
+ * operator. */
+static int delete_operand(enum expr_kind k)
+{
+	return k == E_SYMBOL || k == E_INDEX || k == E_TARGET || k == E_ENTRY || k == E_CAST ||
+	    k == E_ATVAR;
+}
+
 static void infer_stmt(struct tctx *tc, struct stmt *s)
 {
 	if (!s || tc->abort)
@@ -626,6 +635,9 @@ static void infer_stmt(struct tctx *tc, struct stmt *s)
 			unresolved(tc, s->value);
 		} else {
 			infer(tc, s->value, T_UNKNOWN);
+			if (s->value && !delete_operand(s->value->kind) && first_report(s))
+				elab_error(tc->c, s->value->tok,
+					   "invalid operand of delete expression");
 		}
 		break;
 	case S_IF:
