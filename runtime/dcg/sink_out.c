@@ -192,15 +192,19 @@ void dcg_buf_printf(struct dcg_buf *b, const char *fmt, ...)
 	b->n += (size_t)n;
 }
 
+char *dcg_put_u64(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
 void dcg_buf_u64(struct dcg_buf *b, uint64_t v)
 {
-	char d[20];
-	size_t i = sizeof d;
+	char d[20], *p = dcg_put_u64(d + sizeof d, v);
 
-	do
-		d[--i] = (char)('0' + v % 10);
-	while (v /= 10);
-	dcg_buf_put(b, d + i, sizeof d - i);
+	dcg_buf_put(b, p, (size_t)(d + sizeof d - p));
 }
 
 const char *dcg_buf_str(struct dcg_buf *b)

@@ -45,6 +45,8 @@ void dcg_buf_put(struct dcg_buf *b, const void *p, size_t n);
 void dcg_buf_puts(struct dcg_buf *b, const char *s);
 void dcg_buf_printf(struct dcg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* An unsigned number in decimal. */
+/* The decimal digits of v, written backwards to end: their start. */
+char *dcg_put_u64(char *end, uint64_t v);
 void dcg_buf_u64(struct dcg_buf *b, uint64_t v);
 /* The text, NUL-terminated ("" if empty). */
 const char *dcg_buf_str(struct dcg_buf *b);

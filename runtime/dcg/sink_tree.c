@@ -50,22 +50,13 @@ static int tree_begin(void)
 	return 0;
 }
 
-/* The decimal digits of v, ending at end. */
-static char *put_u64(char *end, uint64_t v)
-{
-	do
-		*--end = (char)('0' + v % 10);
-	while (v /= 10);
-	return end;
-}
-
 /* "%6lu %s(%d):" without snprintf, which costs about half of staprun's
  * work per record under translate; 0 if it does not fit. */
 static int fmt_head(char *buf, size_t len, uint64_t us, const char *comm, int tid)
 {
 	char num[24], tn[16];
-	char *p = put_u64(num + sizeof num, us);
-	char *q = put_u64(tn + sizeof tn, tid < 0 ? -(uint64_t)tid : (uint64_t)tid);
+	char *p = dcg_put_u64(num + sizeof num, us);
+	char *q = dcg_put_u64(tn + sizeof tn, tid < 0 ? -(uint64_t)tid : (uint64_t)tid);
 	size_t nl = (size_t)(num + sizeof num - p), cl = strlen(comm);
 	size_t tl = (size_t)(tn + sizeof tn - q), pad = nl < 6 ? 6 - nl : 0;
 
