@@ -220,10 +220,15 @@ const char *proc_pp_prefix(const char *exe, const char *lib, char *buf, size_t l
 	return buf;
 }
 
+static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
+				      struct derived_probe *dp, const char *exe, int any,
+				      struct pp_error *err);
+
 /* One probe point for each file FILES has (a wildcard's matches): as
  * SystemTap, those that resolve give probes, the others are left out,
  * and "no match" when none resolves. exe NULL: the files are programs
- * (process("GLOB")), else the libraries of exe (.library("GLOB")). */
+ * (process("GLOB")), else the libraries of exe (.library("GLOB")); k
+ * NULL: programs whose .library(...) point is resolved. */
 static enum pp_result resolve_files(struct elab *c, struct probe_point *pp,
 				    struct derived_probe *dp, const struct probe_kind_def *k,
 				    const char *exe, struct vec *files, struct pp_error *err)
@@ -234,12 +239,12 @@ static enum pp_result resolve_files(struct elab *c, struct probe_point *pp,
 		struct derived_probe *d = xcalloc(1, sizeof *d);
 		struct pp_error e = {0};
 		struct pp_at at = {c, pp, exe ? 2 : 1, exe ? exe : f, exe ? f : NULL};
-		if (k->resolve(&at, d, &e) != PP_OK) {
+		if ((k ? k->resolve(&at, d, &e) : resolve_library(c, pp, d, f, 0, &e)) != PP_OK) {
 			free(e.msg);
 			free(d);
 			continue;
 		}
-		if (!exe && dwq_is_shared_library(f) && !is_target_program(c->s, f))
+		if (k && !exe && dwq_is_shared_library(f) && !is_target_program(c->s, f))
 			proc_as_library(d);
 		if (!last)
 			*dp = *d, free(d), d = dp;
@@ -367,8 +372,7 @@ static enum pp_result resolve_point(const struct pp_at *at, struct derived_probe
 	if (k && k->check && k->check(pp, 1, err) != PP_OK)
 		return PP_ERROR;
 	int needs_path = is_library || (k->flags & PKF_NEEDS_PATH);
-	if (needs_path && !is_library && c0->arg && c0->arg->kind == E_STRING &&
-	    proc_path_has_glob(c0->arg->str))
+	if (needs_path && c0->arg && c0->arg->kind == E_STRING && proc_path_has_glob(c0->arg->str))
 		return resolve_each(c, pp, dp, k, NULL, c0->arg->str, err);
 	int any = 0;
 	char *exe = NULL;
