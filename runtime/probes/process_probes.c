@@ -417,8 +417,10 @@ static int maps_file(pid_t pid, const char *path)
 }
 
 /* Does a process probe of the run apply to pid (of the caller's
- * privileges: root, or the same user)? PID 1 only when named. */
-static int syswide_wanted(pid_t pid, struct pstate *ps)
+ * privileges: root, or the same user)? PID 1 only when named. A library
+ * probed as the process applies when pid maps it, or has just opened it
+ * (opened: dlopen maps it next). */
+static int syswide_wanted(pid_t pid, struct pstate *ps, int opened)
 {
 	char path[64];
 	struct stat st;
@@ -433,7 +435,7 @@ static int syswide_wanted(pid_t pid, struct pstate *ps)
 		if (!is_process_kind(p->kind) || (p->pid && p->pid != pid) || (pid == 1 && !p->pid))
 			continue;
 		if (p->library && *p->library && (!p->module || !*p->module)) {
-			if (maps_file(pid, p->library))
+			if (opened || maps_file(pid, p->library))
 				return 1;
 		} else if (module_matches(p, ps)) {
 			return 1;
@@ -459,7 +461,7 @@ static pid_t tracer_of(pid_t pid)
 	return (pid_t)tracer;
 }
 
-static void syswide_consider(pid_t pid, void *data)
+static int syswide_consider(pid_t pid, int opened, void *data)
 {
 	struct pstate probe_ps;
 	struct _stp_pt_proc *proc = NULL;
@@ -468,11 +470,13 @@ static void syswide_consider(pid_t pid, void *data)
 
 	(void)data;
 	memset(&probe_ps, 0, sizeof probe_ps);
-	if (!S || pid <= 0 || in_own_tree(pid) || !syswide_wanted(pid, &probe_ps))
-		return;
+	if (!S || pid <= 0 || in_own_tree(pid))
+		return 1;
+	if (!syswide_wanted(pid, &probe_ps, opened))
+		return 0;
 	rc = _stp_pt_attach(S, pid, &proc);
 	if (rc == -EINVAL || rc == -ESRCH)
-		return; /* ours already (a traced process's exec), or gone */
+		return 1; /* ours already (a traced process's exec), or gone */
 	if (rc < 0) {
 		pid_t tracer = tracer_of(pid);
 		if (tracer)
@@ -482,7 +486,7 @@ static void syswide_consider(pid_t pid, void *data)
 		else
 			_stp_msg_warn("couldn't attach to process %d (%s): %s", (int)pid,
 				      probe_ps.comm, strerror(-rc));
-		return;
+		return 1;
 	}
 	if (!warned && M->maxattach >= 0 && _stp_pt_active(S) > M->maxattach) {
 		warned = 1;
@@ -498,18 +502,41 @@ static void syswide_consider(pid_t pid, void *data)
 			struct _stp_pt_proc **v = realloc(held, cap * sizeof *v);
 			if (!v) {
 				_stp_pt_resume(proc);
-				return;
+				return 1;
 			}
 			held = v;
 			capheld = cap;
 		}
 		held[nheld++] = proc;
-		return;
+		return 1;
 	}
 	struct pstate *ps = _stp_proc_pstate(proc);
 	if (ps && _stp_proc_can_run())
 		EACH_KIND(release, pid, ps);
 	_stp_pt_resume(proc);
+	return 1;
+}
+
+/* The libraries probed as the process: the files whose opens are
+ * watched (each once). */
+static int syswide_libraries(const char ***out)
+{
+	const char **v = calloc((size_t)M->nprobes + 1, sizeof *v);
+	int n = 0;
+
+	for (int i = 0; v && i < M->nprobes; i++) {
+		const struct _stp_probe *p = &M->probes[i];
+		int dup = 0;
+		if (!is_process_kind(p->kind) || !p->library || !*p->library ||
+		    (p->module && *p->module))
+			continue;
+		for (int j = 0; j < n && !dup; j++)
+			dup = !strcmp(v[j], p->library);
+		if (!dup)
+			v[n++] = p->library;
+	}
+	*out = v;
+	return n;
 }
 
 static int syswide_start(void)
@@ -521,10 +548,17 @@ static int syswide_start(void)
 		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
 		return -1;
 	}
-	int cn = _stp_sw_start(syswide_consider, NULL);
+	const char **libs = NULL;
+	int nlibs = syswide_libraries(&libs);
+	int how = _stp_sw_start(syswide_consider, NULL, libs, nlibs);
+	free(libs);
 	if (verbose_exit)
 		fprintf(stderr, "system-wide: new processes noticed by %s\n",
-			cn ? "the process-events connector" : "scanning /proc");
+			how & _STP_SW_CONNECTOR ? "the process-events connector"
+						: "scanning /proc");
+	if (verbose_exit && nlibs)
+		fprintf(stderr, "system-wide: dlopen of the libraries noticed by %s\n",
+			how & _STP_SW_FANOTIFY ? "fanotify" : "scanning /proc/PID/maps");
 	return _stp_proc_placement_failed() ? -1 : 0;
 }
 

@@ -1,7 +1,9 @@
 /* A run without -c or -x (system-wide): noticing the processes that run
  * a program (syswide.c). The process-events connector (root only) tells
  * of each exec as it happens; without it, /proc is scanned every
- * _STP_SW_SCAN_MS for processes that are new or run another file. The
+ * _STP_SW_SCAN_MS for processes that are new or run another file. Those
+ * that open a probed library later are told by fanotify (root only), or
+ * found by the scan mapping it. The
  * process probes (probes/process_probes.c) decide which to attach. */
 #ifndef STP_RUN_SYSWIDE_H
 #define STP_RUN_SYSWIDE_H
@@ -11,13 +13,20 @@
 
 #define _STP_SW_SCAN_MS 100
 
-/* Called for a process that may have started running a program. */
-typedef void (*_stp_sw_fn)(pid_t pid, void *data);
+/* Called for a process that may have started running a program or, with
+ * opened, has opened one of the files watched (to map it, by dlopen).
+ * Returns 1 when pid is settled (attached, or refused), 0 when it should
+ * be looked at again should it map one of those files later. */
+typedef int (*_stp_sw_fn)(pid_t pid, int opened, void *data);
+
+#define _STP_SW_CONNECTOR 1 /* execs told by the process-events connector */
+#define _STP_SW_FANOTIFY 2  /* opens of the files told by fanotify */
 
 /* Start watching; fn is called for every process running now (from
- * here) and for each one that execs later (from _stp_sw_poll). Returns
- * 1 with the connector, 0 scanning /proc. */
-int _stp_sw_start(_stp_sw_fn fn, void *data);
+ * here) and for each one that execs later, or opens one of the files
+ * (shared libraries probed as the process; from _stp_sw_poll). Returns
+ * the _STP_SW_ ways used (0: scanning /proc only). */
+int _stp_sw_start(_stp_sw_fn fn, void *data, const char *const *files, int nfiles);
 /* The fd the run loop polls (-1: none), the monotonic time of the next
  * scan (INT64_MAX: none), and the work when either is due. */
 int _stp_sw_fd(void);
