@@ -174,20 +174,14 @@ static void type_name_rec(Dwarf_Die *t, char *buf, size_t len, int depth)
 	case DW_TAG_enumeration_type:
 		snprintf(buf, len, "enum %s", nm ? nm : "{...}");
 		return;
-	case DW_TAG_array_type: {
-		struct dwv_type at;
-
+	case DW_TAG_array_type:
+		/* as SystemTap names arrays: no bounds, one [] for all of them */
 		if (has_inner)
 			type_name_rec(&inner, sub, sizeof sub, depth + 1);
 		else
 			snprintf(sub, sizeof sub, "void");
-		dwv_resolve_type(t, &at);
-		if (at.count >= 0)
-			snprintf(buf, len, "%s[%" PRId64 "]", sub, at.count);
-		else
-			snprintf(buf, len, "%s[]", sub);
+		snprintf(buf, len, "%s[]", sub);
 		return;
-	}
 	case DW_TAG_subroutine_type:
 		snprintf(buf, len, "void (*)()");
 		return;
