@@ -23,9 +23,57 @@ struct libplace {
 
 /* Per probe: the image its library is (the translator names a -x
  * process's image by /proc/PID/map_files when the file at the path is
- * another one now), and its realpath (NULL: not a .library probe). */
+ * another one now), its realpath (NULL: not a .library probe), and its
+ * build ID (another copy of it, dlopened, is probed as it). */
 static struct _stp_fileid *libid;
 static char **libreal;
+struct buildid {
+	size_t len;
+	unsigned char id[64];
+};
+static struct buildid *libbid;
+
+/* The build IDs of the libraries loaded, by file (each read once). */
+struct bidfile {
+	struct _stp_fileid file;
+	struct buildid bid;
+};
+static struct bidfile *bidfiles;
+static size_t nbidfiles;
+
+/* The build ID of the file at path, which is file. */
+static const struct buildid *loaded_build_id(const struct _stp_fileid *file, const char *path)
+{
+	for (size_t i = 0; i < nbidfiles; i++)
+		if (_stp_fileid_same(&bidfiles[i].file, file))
+			return &bidfiles[i].bid;
+	struct bidfile *v = realloc(bidfiles, (nbidfiles + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	bidfiles = v;
+	v[nbidfiles].file = *file;
+	v[nbidfiles].bid.len = _stp_build_id(path, v[nbidfiles].bid.id, sizeof v[nbidfiles].bid.id);
+	return &bidfiles[nbidfiles++].bid;
+}
+
+/* Is the library loaded at real a copy of probe i's: another file with
+ * the same build ID, mapped as it is on the disk? The translator
+ * resolves a copy of a library the program needs at start; this is for
+ * one dlopened. The maps are read only when the build IDs are equal. */
+static int lib_copy(int i, pid_t pid, const char *real)
+{
+	struct _stp_fileid there, mapped;
+	const struct buildid *b;
+
+	if (!libbid || !libbid[i].len || !real)
+		return 0;
+	_stp_fileid_of(real, &there);
+	if (!there.ok || !(b = loaded_build_id(&there, real)) || b->len != libbid[i].len ||
+	    memcmp(b->id, libbid[i].id, b->len))
+		return 0;
+	_stp_fileid_mapped(pid, real, &mapped);
+	return _stp_fileid_same(&there, &mapped);
+}
 
 struct libscan {
 	struct _stp_pt_proc *proc;
@@ -63,15 +111,20 @@ static void lib_loaded(const char *name, uint64_t bias, void *data)
 	real = realpath(name, buf);
 	for (int i = 0; i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
+		pid_t pid = _stp_pt_proc_pid(ls->proc);
 		size_t j;
 
-		/* the maps are read only for a candidate: the same path, or a
-		 * probe resolved against a process's image of a library */
-		if (!libreal[i] ||
-		    (strcmp(libreal[i], real ? real : name) && strncmp(libreal[i], "/proc/", 6)) ||
-		    !_stp_proc_matches(p, ps) ||
-		    !lib_matches(i, _stp_pt_proc_pid(ls->proc), name, real, &loaded, &looked))
+		if (!libreal[i] || !_stp_proc_matches(p, ps))
 			continue;
+		/* the maps are read only for a candidate: the same path, or a
+		 * probe resolved against a process's image of a library, or
+		 * one whose library has a build ID (a copy) */
+		if (!strcmp(libreal[i], real ? real : name) || !strncmp(libreal[i], "/proc/", 6)) {
+			if (!lib_matches(i, pid, name, real, &loaded, &looked))
+				continue;
+		} else if (!lib_copy(i, pid, real)) {
+			continue;
+		}
 		for (j = 0; j < ps->nlibs; j++)
 			if (ps->libs[j].probe == i && ps->libs[j].bias == bias)
 				break;
@@ -158,12 +211,19 @@ static void library_start(const struct _stp_module *m)
 	libid = calloc((size_t)m->nprobes + 1, sizeof *libid);
 	for (int i = 0; libid && i < m->nprobes; i++)
 		_stp_fileid_of(m->probes[i].library, &libid[i]);
+	libbid = calloc((size_t)m->nprobes + 1, sizeof *libbid);
 	for (int i = 0; libreal && i < m->nprobes; i++) {
 		const char *lib = m->probes[i].library;
 		if (lib && *lib)
 			libreal[i] = realpath(lib, NULL);
 		if (lib && *lib && !libreal[i])
 			libreal[i] = strdup(lib);
+		for (int j = 0; libbid && libreal[i] && j < i; j++)
+			if (libreal[j] && !strcmp(libreal[j], libreal[i]))
+				libbid[i] = libbid[j]; /* read once per library */
+		if (libbid && libreal[i] && !libbid[i].len)
+			libbid[i].len =
+			    _stp_build_id(libreal[i], libbid[i].id, sizeof libbid[i].id);
 	}
 }
 
@@ -177,6 +237,11 @@ static void library_finish(void)
 	libreal = NULL;
 	free(libid);
 	libid = NULL;
+	free(libbid);
+	libbid = NULL;
+	free(bidfiles);
+	bidfiles = NULL;
+	nbidfiles = 0;
 }
 
 /* exec dropped every probe; at exit the process is gone */
