@@ -416,6 +416,32 @@ static int maps_file(pid_t pid, const char *path)
 	return found;
 }
 
+/* The libraries probed as the process (their realpaths; each once). */
+static char **sw_libs;
+static int nsw_libs;
+
+/* Does pid map one of them? One read of its maps. */
+static int maps_a_library(pid_t pid)
+{
+	char file[64], line[PATH_MAX + 128];
+	int found = 0;
+	FILE *f;
+
+	snprintf(file, sizeof file, "/proc/%d/maps", (int)pid);
+	if (!nsw_libs || !(f = fopen(file, "re")))
+		return 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		char *name = strchr(line, '/');
+		if (!name)
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		for (int i = 0; i < nsw_libs && !found; i++)
+			found = !strcmp(name, sw_libs[i]);
+	}
+	fclose(f);
+	return found;
+}
+
 /* Does a process probe of the run apply to pid (of the caller's
  * privileges: root, or the same user)? PID 1 only when named. A library
  * probed as the process applies when pid maps it, or has just opened it
@@ -461,7 +487,7 @@ static pid_t tracer_of(pid_t pid)
 	return (pid_t)tracer;
 }
 
-static int syswide_consider(pid_t pid, int opened, void *data)
+static int syswide_consider(pid_t pid, enum _stp_sw_why why, void *data)
 {
 	struct pstate probe_ps;
 	struct _stp_pt_proc *proc = NULL;
@@ -472,7 +498,10 @@ static int syswide_consider(pid_t pid, int opened, void *data)
 	memset(&probe_ps, 0, sizeof probe_ps);
 	if (!S || pid <= 0 || in_own_tree(pid))
 		return 1;
-	if (!syswide_wanted(pid, &probe_ps, opened))
+	/* looked at again: only a library mapped since can make it wanted */
+	if (why == _STP_SW_AGAIN && !maps_a_library(pid))
+		return 0;
+	if (!syswide_wanted(pid, &probe_ps, why == _STP_SW_OPENED))
 		return 0;
 	rc = _stp_pt_attach(S, pid, &proc);
 	if (rc == -EINVAL || rc == -ESRCH)
@@ -517,26 +546,40 @@ static int syswide_consider(pid_t pid, int opened, void *data)
 	return 1;
 }
 
-/* The libraries probed as the process: the files whose opens are
- * watched (each once). */
-static int syswide_libraries(const char ***out)
+/* The libraries probed as the process (sw_libs): the files whose opens
+ * are watched, and looked for in the maps. */
+static void syswide_libraries(void)
 {
-	const char **v = calloc((size_t)M->nprobes + 1, sizeof *v);
+	char **v = calloc((size_t)M->nprobes + 1, sizeof *v);
 	int n = 0;
 
 	for (int i = 0; v && i < M->nprobes; i++) {
 		const struct _stp_probe *p = &M->probes[i];
+		char *real;
 		int dup = 0;
 		if (!is_process_kind(p->kind) || !p->library || !*p->library ||
 		    (p->module && *p->module))
 			continue;
+		if (!(real = realpath(p->library, NULL)) && !(real = strdup(p->library)))
+			continue;
 		for (int j = 0; j < n && !dup; j++)
-			dup = !strcmp(v[j], p->library);
-		if (!dup)
-			v[n++] = p->library;
+			dup = !strcmp(v[j], real);
+		if (dup)
+			free(real);
+		else
+			v[n++] = real;
 	}
-	*out = v;
-	return n;
+	sw_libs = v;
+	nsw_libs = n;
+}
+
+static void syswide_libraries_free(void)
+{
+	for (int i = 0; i < nsw_libs; i++)
+		free(sw_libs[i]);
+	free(sw_libs);
+	sw_libs = NULL;
+	nsw_libs = 0;
 }
 
 static int syswide_start(void)
@@ -548,10 +591,9 @@ static int syswide_start(void)
 		_stp_msg_error("couldn't start the ptrace session: %s", strerror(errno));
 		return -1;
 	}
-	const char **libs = NULL;
-	int nlibs = syswide_libraries(&libs);
-	int how = _stp_sw_start(syswide_consider, NULL, libs, nlibs);
-	free(libs);
+	syswide_libraries();
+	int nlibs = nsw_libs;
+	int how = _stp_sw_start(syswide_consider, NULL, (const char *const *)sw_libs, nlibs);
 	if (verbose_exit)
 		fprintf(stderr, "system-wide: new processes noticed by %s\n",
 			how & _STP_SW_CONNECTOR ? "the process-events connector"
@@ -692,6 +734,7 @@ void _stp_proc_finish(int verbose)
 	if (!S)
 		return;
 	_stp_sw_stop();
+	syswide_libraries_free();
 	_stp_dcg_finish(verbose);
 	_stp_sym_cache_free();
 	if (root_gone)

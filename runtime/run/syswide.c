@@ -76,12 +76,11 @@ static int exe_id(pid_t pid, struct stat *st)
 	return stat(path, st); /* < 0: a kernel thread, gone, or not ours to see */
 }
 
-/* Tell the client of pid (opened: it opened a watched file) and keep
- * its answer with what pid runs now. */
-static void note(pid_t pid, int opened)
+/* Tell the client of pid and keep its answer with what pid runs now. */
+static void note(pid_t pid, enum _stp_sw_why why)
 {
 	struct stat st;
-	int settled = notify(pid, opened, notify_data);
+	int settled = notify(pid, why, notify_data);
 
 	if (!rescan || exe_id(pid, &st) < 0)
 		return;
@@ -127,7 +126,8 @@ static void scan(int all)
 		int changed = all || !old || old->dev != st.st_dev || old->ino != st.st_ino;
 		now[n] = (struct seen){pid, st.st_dev, st.st_ino, changed ? 0 : old->settled};
 		if (changed || (rescan && !now[n].settled))
-			now[n].settled = notify(pid, 0, notify_data);
+			now[n].settled =
+			    notify(pid, changed ? _STP_SW_NEW : _STP_SW_AGAIN, notify_data);
 		n++;
 	}
 	closedir(d);
@@ -239,7 +239,7 @@ static void read_opens(void)
 			if (m->mask & FAN_Q_OVERFLOW)
 				scan(1); /* events were lost */
 			else if (m->pid > 0)
-				note((pid_t)m->pid, 1);
+				note((pid_t)m->pid, _STP_SW_OPENED);
 		}
 	}
 }
@@ -268,7 +268,7 @@ static void read_events(void)
 			memset(&ev, 0, sizeof ev);
 			memcpy(&ev, cn->data, cn->len < sizeof ev ? cn->len : sizeof ev);
 			if (ev.what == PROC_EVENT_EXEC)
-				note(ev.event_data.exec.process_pid, 0);
+				note(ev.event_data.exec.process_pid, _STP_SW_NEW);
 		}
 	}
 }

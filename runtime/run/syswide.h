@@ -13,11 +13,15 @@
 
 #define _STP_SW_SCAN_MS 100
 
-/* Called for a process that may have started running a program or, with
- * opened, has opened one of the files watched (to map it, by dlopen).
- * Returns 1 when pid is settled (attached, or refused), 0 when it should
- * be looked at again should it map one of those files later. */
-typedef int (*_stp_sw_fn)(pid_t pid, int opened, void *data);
+/* Why a process is told of: new or running another file than before;
+ * it opened one of the files watched (to map it, by dlopen: fanotify);
+ * not settled before, looked at again by a scan (it may map one now). */
+enum _stp_sw_why { _STP_SW_NEW, _STP_SW_OPENED, _STP_SW_AGAIN };
+
+/* Called for a process that may run a probed program or map a watched
+ * file. Returns 1 when pid is settled (attached, or refused), 0 when it
+ * should be looked at again should it map one of those files later. */
+typedef int (*_stp_sw_fn)(pid_t pid, enum _stp_sw_why why, void *data);
 
 #define _STP_SW_CONNECTOR 1 /* execs told by the process-events connector */
 #define _STP_SW_FANOTIFY 2  /* opens of the files told by fanotify */
