@@ -16,7 +16,7 @@
 
 /* Run ARGV, waiting for it, its stderr into ERRFILE (NULL: ours); returns
  * its exit status or -1. */
-static int run(char *const argv[], const char *errfile)
+int pass4_run(char *const argv[], const char *errfile)
 {
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -44,7 +44,7 @@ static int run(char *const argv[], const char *errfile)
 }
 
 /* The compiler: $CC when it is one word, else gcc. */
-static const char *compiler(void)
+const char *pass4_compiler(void)
 {
 	const char *cc = getenv("CC");
 	if (cc && *cc && !strpbrk(cc, " \t"))
@@ -85,7 +85,7 @@ int pass4_compile(struct session *s)
 	if (!s->object_file)
 		s->object_file = xasprintf("%s/%s.so", s->tmpdir ? s->tmpdir : ".",
 					   s->module_name ? s->module_name : "stap");
-	vec_push(&argv, (void *)compiler());
+	vec_push(&argv, (void *)pass4_compiler());
 	vec_push(&argv, "-shared");
 	vec_push(&argv, "-fPIC");
 	vec_push(&argv, "-O2");
@@ -122,7 +122,7 @@ int pass4_compile(struct session *s)
 	 * fails, at -vvv and with --debug=compile (warnings are a bug in the
 	 * emitter or in embedded C, never the user's script). */
 	char *errfile = s->tmpdir ? xasprintf("%s/cc.err", s->tmpdir) : NULL;
-	int rc = run((char *const *)argv.v, errfile);
+	int rc = pass4_run((char *const *)argv.v, errfile);
 	free(argv.v);
 	if (errfile) {
 		char *msgs = read_file(errfile, NULL);

@@ -302,6 +302,22 @@ int dwv_cast_access(struct dwq_mod *m, Dwarf_Die *type, const struct dwv_step *s
 
 	(void)m;
 	memset(out, 0, sizeof *out);
+	/* ADDR points to a TYPE, as in SystemTap: a first [N] indexes it */
+	if (nsteps > 0 && steps[0].kind == DWV_STEP_INDEX) {
+		struct dwv_type t;
+		dwv_resolve_type(type, &t);
+		if (!t.size) {
+			dwq_seterr(err, errlen, "confused about array element size");
+			return -2;
+		}
+		out->loc = loc;
+		if (steps[0].index_dynamic)
+			dwv__add_op(out, DWV_OP_INDEX, t.size);
+		else
+			dwv__add_op(out, DWV_OP_ADD, steps[0].index * t.size);
+		steps++;
+		nsteps--;
+	}
 	return access_from(&loc, type, steps, nsteps, out, err, errlen);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "elaborate.h"
+#include "probes_process.h"
 
 struct rctx {
 	struct elab *c;
@@ -344,6 +345,7 @@ void elab_resolve(struct elab *c)
 		if (c->functions_resolved < c->s->functions.n) {
 			struct functiondecl *fd = c->s->functions.v[c->functions_resolved++];
 			struct rctx rc = {c, &fd->locals, fd, fd->file, 0};
+			proc_lower_casts(c, fd->body);
 			resolve_stmt(&rc, fd->body);
 			continue;
 		}

@@ -201,5 +201,7 @@ void pk_lower(struct elab *c, int from)
 		struct derived_probe *dp = c->s->probes.v[i];
 		if (pk_of(dp)->lower_dwarf)
 			pk_of(dp)->lower_dwarf(c, dp);
+		else if (dp->probe)
+			proc_lower_casts(c, dp->probe->body);
 	}
 }

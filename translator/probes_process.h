@@ -74,6 +74,9 @@ void proc_lower_syscall(struct elab *c, struct derived_probe *dp);
  * debug info (dp->proc) become calls of the tapset's __tvar_* functions,
  * in its own copy of the body (probes_process_vars.c). */
 void proc_lower_dwarf(struct elab *c, struct derived_probe *dp);
+/* @cast with a module argument in BODY, a function's or a probe's of
+ * another kind, before it is resolved. */
+void proc_lower_casts(struct elab *c, struct stmt *body);
 
 /* ---- script code the lowerings build (probes_lower.c) ---- */
 

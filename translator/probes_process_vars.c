@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cast_module.h"
 #include "dwarf_vars.h"
 #include "probes_process.h"
 
@@ -90,18 +91,17 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 			return -1;
 		}
 		if (e->args.n > 1) {
-			struct expr *mod = e->args.v[1];
-			if (strcmp(mod->str, dwq_path(pt->mod)) && strcmp(mod->str, pt->func)) {
-				const char *b = strrchr(dwq_path(pt->mod), '/');
-				if (!b || strcmp(b + 1, mod->str)) {
-					snprintf(msg, len, "type definition '%s' not found in '%s'",
-						 tn->str, mod->str);
-					return -1;
-				}
-			}
-		}
-		if (dwv_find_type(pt->mod, tn->str, &r->cast_type, msg, len) < 0)
+			const char *mod = ((struct expr *)e->args.v[1])->str;
+			if (pt->mod && pt->func && !strcmp(mod, pt->func))
+				mod = dwq_path(pt->mod);
+			if (!cast_module_find(mod, tn->str, pt->mod, &r->cast_type, msg, len))
+				return -1;
+		} else if (!pt->mod) {
+			snprintf(msg, len, "type definition '%s' not found in 'kernel'", tn->str);
 			return -1;
+		} else if (dwv_find_type(pt->mod, tn->str, &r->cast_type, msg, len) < 0) {
+			return -1;
+		}
 		r->is_cast = 1;
 	} else if (e->kind == E_ATVAR) {
 		char *name = xstrdup(e->str), *at = strchr(name, '@');
@@ -671,5 +671,26 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 			add_entry_probe(c, dp, &en);
 	}
 	walk_stmt(p->body, NULL, lower_expr, &L);
+	free(L.defined.v);
+}
+
+/* @cast(ADDR, "TYPE", "MODULE") in a body that is no process probe's
+ * (a function's, a begin or timer probe's): lowered with MODULE alone,
+ * before the body is resolved. Other target expressions there are left
+ * to type checking, which reports them as before. */
+static int lower_cast_only(struct expr *e, void *arg)
+{
+	const struct expr *x = e->kind == E_ASSIGN ? e->left : e;
+	if (x && x->kind == E_CAST && x->args.n > 1)
+		return lower_expr(e, arg);
+	return 0;
+}
+
+void proc_lower_casts(struct elab *c, struct stmt *body)
+{
+	struct proc_point none = {0};
+	struct lower L = {c, &none, 0, 0, {0}, NULL};
+	if (body)
+		walk_stmt(body, NULL, lower_cast_only, &L);
 	free(L.defined.v);
 }

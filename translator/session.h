@@ -168,6 +168,11 @@ int pass1_parse(struct session *s);
 int pass2_elaborate(struct session *s);
 int pass3_translate(struct session *s);
 int pass4_compile(struct session *s);
+/* The C compiler pass 4 runs ($CC when it is one word, else gcc), and
+ * running a tool as pass 4 runs it: waited for, its stderr into ERRFILE
+ * (NULL: ours), a signal to stap ending it too; its exit status or -1. */
+const char *pass4_compiler(void);
+int pass4_run(char *const argv[], const char *errfile);
 int pass5_run(struct session *s);
 
 /* Value of -D NAME, or NULL. */

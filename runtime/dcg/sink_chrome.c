@@ -26,12 +26,109 @@
 #include "sink_run.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct dcg_buf line, name;
 static unsigned long long events;
 /* the threads and processes named so far */
 static struct dcg_tmap named = {.size = 1};
+
+/* What a "B" or "E" event has before its time, for the thread of the
+ * last records: {"ph":"B","pid":P,"tid":T,"ts": */
+static struct {
+	pid_t pid, tid;
+	int set;
+	char b[80], e[80];
+	size_t b_len, e_len;
+} head;
+
+/* What follows the time: ,"name":"NAME","cat":"MODULE"} for a "B" and
+ * ,"name":"NAME"} for an "E", escaped once per function and kept in a
+ * small table keyed by the record's name and module pointers and signal.
+ * Those pointers are valid only during one call (another name may come
+ * at the same address later), so a hit is checked against copies of the
+ * text too. */
+struct tail {
+	const char *name_p, *module_p;
+	int sig, used;
+	char *name, *module; /* copies (module NULL: none) */
+	char *b, *e;
+	size_t b_len, e_len;
+};
+#define TAILS 1024
+static struct tail tails[TAILS];
+
+static void tail_free(struct tail *t)
+{
+	free(t->name);
+	free(t->module);
+	free(t->b);
+	free(t->e);
+	memset(t, 0, sizeof *t);
+}
+
+static int tail_is(const struct tail *t, const struct dcg_sink_rec *r, int sig)
+{
+	if (!t->used || t->name_p != r->name || t->module_p != r->module || t->sig != sig)
+		return 0;
+	if (strcmp(t->name, r->name))
+		return 0;
+	return r->module ? t->module && !strcmp(t->module, r->module) : !t->module;
+}
+
+/* The record's tail, or NULL when out of memory (the caller writes the
+ * event the long way). */
+static const struct tail *tail_of(const struct dcg_sink_rec *r)
+{
+	int sig = r->kind == DCG_REC_CALL ? r->sig : r->call_sig;
+	uintptr_t k = (uintptr_t)r->name ^ ((uintptr_t)r->module >> 3) ^ (uintptr_t)sig;
+	struct tail *t = &tails[(k ^ k >> 10) & (TAILS - 1)];
+
+	if (tail_is(t, r, sig))
+		return t;
+	tail_free(t);
+	struct dcg_buf b = {0};
+	dcg_buf_puts(&b, ",\"name\":\"");
+	dcg_esc_json(&b, dcg_display_name(&name, r));
+	dcg_buf_puts(&b, "\"}");
+	t->e_len = b.n;
+	t->e = b.oom ? NULL : strdup(dcg_buf_str(&b));
+	b.n--; /* the "}" */
+	dcg_buf_puts(&b, ",\"cat\":\"");
+	dcg_esc_json(&b, r->module ? r->module : "?");
+	dcg_buf_puts(&b, "\"}");
+	t->b_len = b.n;
+	t->b = b.oom ? NULL : strdup(dcg_buf_str(&b));
+	dcg_buf_free(&b);
+	t->name = strdup(r->name);
+	t->module = r->module ? strdup(r->module) : NULL;
+	if (!t->b || !t->e || !t->name || (r->module && !t->module)) {
+		tail_free(t);
+		return NULL;
+	}
+	t->name_p = r->name;
+	t->module_p = r->module;
+	t->sig = sig;
+	t->used = 1;
+	return t;
+}
+
+static void head_of(const struct dcg_sink_thread *th)
+{
+	if (head.set && head.pid == th->pid && head.tid == th->tid)
+		return;
+	head.pid = th->pid;
+	head.tid = th->tid;
+	head.set = 1;
+	head.b_len = (size_t)snprintf(head.b, sizeof head.b,
+				      "{\"ph\":\"B\",\"pid\":%d,\"tid\":%d,\"ts\":", (int)th->pid,
+				      (int)th->tid);
+	head.e_len = (size_t)snprintf(head.e, sizeof head.e,
+				      "{\"ph\":\"E\",\"pid\":%d,\"tid\":%d,\"ts\":", (int)th->pid,
+				      (int)th->tid);
+}
 
 static int chrome_begin(void)
 {
@@ -79,24 +176,61 @@ static void chrome_thread(const struct dcg_sink_thread *th)
 		meta(th->pid, th->tid, "thread_name", comm, th->tid);
 }
 
+static const char *call_ph(const struct dcg_sink_rec *r)
+{
+	return r->kind == DCG_REC_CALL ? "B" : "E";
+}
+
 static void chrome_record(const struct dcg_sink_rec *r)
 {
 	/* a return whose call was never given (the caller the root returned
 	 * to) has no "B" to end */
 	if (r->kind == DCG_REC_RETURN && !r->matched)
 		return;
-	event_start(r->kind == DCG_REC_CALL ? "B" : "E", r->thread->pid, r->thread->tid);
-	dcg_buf_puts(&line, ",\"ts\":");
-	dcg_buf_us(&line, r->mono_ns);
-	dcg_buf_puts(&line, ",\"name\":\"");
-	dcg_esc_json(&line, dcg_display_name(&name, r));
-	dcg_buf_puts(&line, "\"");
-	if (r->kind == DCG_REC_CALL) { /* the category: the module */
-		dcg_buf_puts(&line, ",\"cat\":\"");
-		dcg_esc_json(&line, r->module ? r->module : "?");
+	const struct tail *t = tail_of(r);
+	if (t) {
+		/* the usual way: the thread's head, the time, the tail */
+		int call = r->kind == DCG_REC_CALL;
+		char ts[24], *d = dcg_put_u64(ts + sizeof ts - 4, r->mono_ns / 1000);
+		char *end = ts + sizeof ts - 4;
+		end[0] = '.';
+		end[1] = (char)('0' + r->mono_ns % 1000 / 100);
+		end[2] = (char)('0' + r->mono_ns % 100 / 10);
+		end[3] = (char)('0' + r->mono_ns % 10);
+		head_of(r->thread);
+		int first = events++ == 0;
+		const char *part[4] = {first ? "\n" : ",\n", call ? head.b : head.e, d,
+				       call ? t->b : t->e};
+		size_t len[4] = {first ? 1 : 2, call ? head.b_len : head.e_len,
+				 (size_t)(ts + sizeof ts - d), call ? t->b_len : t->e_len};
+		char one[512];
+		if (len[0] + len[1] + len[2] + len[3] <= sizeof one) {
+			size_t n = 0;
+			for (int i = 0; i < 4; i++) {
+				memcpy(one + n, part[i], len[i]);
+				n += len[i];
+			}
+			dcg_out_write(one, n);
+		} else {
+			line.n = 0;
+			for (int i = 0; i < 4; i++)
+				dcg_buf_put(&line, part[i], len[i]);
+			dcg_out_buf(&line);
+		}
+	} else {
+		event_start(call_ph(r), r->thread->pid, r->thread->tid);
+		dcg_buf_puts(&line, ",\"ts\":");
+		dcg_buf_us(&line, r->mono_ns);
+		dcg_buf_puts(&line, ",\"name\":\"");
+		dcg_esc_json(&line, dcg_display_name(&name, r));
 		dcg_buf_puts(&line, "\"");
+		if (r->kind == DCG_REC_CALL) { /* the category: the module */
+			dcg_buf_puts(&line, ",\"cat\":\"");
+			dcg_esc_json(&line, r->module ? r->module : "?");
+			dcg_buf_puts(&line, "\"");
+		}
+		event_end();
 	}
-	event_end();
 	if (!r->unwound)
 		return;
 	/* a frame left by longjmp or an exception: marked by an instant
@@ -116,6 +250,9 @@ static void chrome_end(void)
 	dcg_buf_free(&line);
 	dcg_buf_free(&name);
 	dcg_tmap_free(&named, NULL);
+	for (size_t i = 0; i < TAILS; i++)
+		tail_free(&tails[i]);
+	head.set = 0;
 }
 
 const struct dcg_sink dcg_sink_chrome = {
