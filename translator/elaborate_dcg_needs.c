@@ -22,12 +22,11 @@
  * (shell patterns), found in a handler or in what it calls. */
 static const char *const needs_stop[] = {
     /* backtraces: the thread's stack and registers */
-    "ubacktrace", "sprint_ubacktrace", "print_ubacktrace*", "ucallers", "ustack",
-    "print_ustack", "sprint_ustack", "__ustack_raw",
+    "ubacktrace", "sprint_ubacktrace", "print_ubacktrace*", "ucallers", "ustack", "print_ustack",
+    "sprint_ustack", "__ustack_raw",
     /* registers */
-    "register", "u_register", "__stp_register", "print_regs", "__stp_arg", "*int_arg",
-    "*long_arg", "longlong_arg", "pointer_arg", "[su]32_arg", "[su]64_arg", "returnval",
-    "returnstr",
+    "register", "u_register", "__stp_register", "print_regs", "__stp_arg", "*int_arg", "*long_arg",
+    "longlong_arg", "pointer_arg", "[su]32_arg", "[su]64_arg", "returnval", "returnstr",
     /* memory */
     "user_*", "__user_*",
     /* target variables, @cast, @var (lowered to these) */

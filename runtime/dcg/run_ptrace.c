@@ -141,26 +141,27 @@ static struct {
  * record (late) or the thread stopped at it; 0 where not known: the
  * root's call (tracing began inside it), a frame left by longjmp, a
  * record that did not capture them. */
-static void event_regs(struct dthread *d, int kind, uint64_t from, struct _stp_tctx *tc)
+static void event_regs(struct dthread *d, int kind, uint32_t depth, struct _stp_tctx *tc)
 {
 	const struct dcg_event *e = d->ev;
 	struct user_regs_struct r;
 	uint64_t v[7] = {0};
 
-	if (e && e->late) {
-		if (e->regs)
+	/* late: from a record; the root's call under such a mechanism too */
+	if (e ? e->late : d->mech && d->mech->late) {
+		if (e && e->regs)
 			memcpy(v, e->regs, sizeof v);
 		memset(&r, 0, sizeof r);
 		r.rdi = v[0], r.rsi = v[1], r.rdx = v[2], r.rcx = v[3], r.r8 = v[4], r.r9 = v[5];
 		r.rax = v[6];
 		r.rip = tc->uaddr;
-		r.rsp = e->sp;
+		r.rsp = e ? e->sp : 0;
 		_stp_tctx_record(tc, d->pid, d->tid, &r);
 	} else if (tc->ops && tc->ops->get_regs(tc, &r) == 0) {
 		v[0] = r.rdi, v[1] = r.rsi, v[2] = r.rdx, v[3] = r.rcx, v[4] = r.r8, v[5] = r.r9;
 		v[6] = r.rax;
 	}
-	if (kind == DCG_CALL && from)
+	if (kind == DCG_CALL && depth) /* not the root */
 		memcpy(ev.arg, v, sizeof ev.arg);
 	else if (kind != DCG_CALL && !d->unwinding)
 		ev.ret = v[6];
@@ -215,7 +216,7 @@ void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, 
 	tc.tid = d->tid;
 	tc.uaddr = kind == DCG_CALL ? to : from;
 	tc.comm = d->comm;
-	event_regs(d, kind, from, &tc);
+	event_regs(d, kind, depth, &tc);
 	ev.active = 1;
 	for (int i = 0; i < m->nprobes; i++)
 		if (m->probes[i].kind == pk && _stp_session_state == STP_SESSION_RUNNING &&
