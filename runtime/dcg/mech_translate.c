@@ -312,6 +312,7 @@ static int xl_on(struct dthread *d, uint64_t pc)
 		x = &xts[nxts++];
 		*x = (struct xthread){.tid = d->tid, .pid = d->pid, .t = d->t};
 	}
+	x->have_regs = 0; /* none kept from an earlier time on */
 	if ((rc = proc_known(d)) < 0)
 		return rc;
 	rc = _stp_xl_thread_on(X, d->t);

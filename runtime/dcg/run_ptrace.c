@@ -137,8 +137,9 @@ static struct {
 	uint64_t arg[6], ret; /* arg1..arg6 of a call, retval of a return */
 } ev;
 
-/* arg1..arg6 (call) or retval (return) of the event being fired, from the
- * record (late) or the thread stopped at it; 0 where not known: the
+/* arg1..arg6 (call) or retval (return) of the event being fired, when the
+ * script uses them, from the record (late: the handler gets the record
+ * backend) or the thread stopped at it; 0 where not known: the
  * root's call (tracing began inside it), a frame left by longjmp, a
  * record that did not capture them. */
 static void event_regs(struct dthread *d, int kind, uint32_t depth, struct _stp_tctx *tc)
@@ -157,7 +158,7 @@ static void event_regs(struct dthread *d, int kind, uint32_t depth, struct _stp_
 		r.rip = tc->uaddr;
 		r.rsp = e ? e->sp : 0;
 		_stp_tctx_record(tc, d->pid, d->tid, &r);
-	} else if (tc->ops && tc->ops->get_regs(tc, &r) == 0) {
+	} else if (dcg_capture() && tc->ops && tc->ops->get_regs(tc, &r) == 0) {
 		v[0] = r.rdi, v[1] = r.rsi, v[2] = r.rdx, v[3] = r.rcx, v[4] = r.r8, v[5] = r.r9;
 		v[6] = r.rax;
 	}
