@@ -362,6 +362,10 @@ void _stp_ctx_usymfileline(struct _stp_context *c, int what, uint64_t addr, char
  * probe's thread on (non-zero; mech: the STP_DCG_MECHANISM text, "" for
  * the default) or off; read its state. */
 void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *mech);
+/* Before each switch-on: what pass 2 found the script's dynamic_call_graph
+ * handlers use (capture: 1 arguments, 2 return values) and what of them
+ * needs the thread stopped at the events (NULL: nothing). */
+void _stp_dcg_needs(struct _stp_context *c, int64_t capture, const char *stop);
 int64_t _stp_dcg_get(struct _stp_context *c);
 void _stp_dcg_limit(int what, int64_t n, const char *pattern);
 /* The call graph's output (runtime/dcg/sink_run.c), from a begin probe:

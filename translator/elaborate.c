@@ -312,6 +312,8 @@ int pass2_elaborate(struct session *s)
 		elab_autoprint(&c);
 	if (!c.errors)
 		condition_probe(&c);
+	if (!c.errors)
+		elab_dcg_needs(&c);
 	if (!c.errors && !s->probes.n && !s->listing && !s->dump) /* -l: no output, exit 1 */
 		elab_error(&c, NULL, "no probes found");
 	if (c.errors)

@@ -584,6 +584,11 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 		if (v)
 			sb_printf(o, "#define %s %s\n", session_string_defines[i], emit_cstr(v));
 	}
+	/* what the call graph's handlers need of the thread (pass 2) */
+	if (E->s->dcg_capture)
+		sb_printf(o, "#define _STP_DCG_CAPTURE %d\n", E->s->dcg_capture);
+	if (E->s->dcg_stop)
+		sb_printf(o, "#define _STP_DCG_STOP %s\n", emit_cstr(E->s->dcg_stop));
 	sb_puts(o,
 		"#if MAXSTRINGLEN < 2 || MAXNESTING < 1\n"
 		"#error \"MAXSTRINGLEN and MAXNESTING must be positive\"\n#endif\n\n");

@@ -154,6 +154,11 @@ struct session {
 	struct vec functions; /* struct functiondecl *: used functions */
 	struct vec embeds;    /* struct embedded_block *: top-level %{ %} */
 	int num_errors;	      /* semantic errors reported */
+	/* the dynamic call graph's handlers (elaborate_dcg_needs.c): the
+	 * events' registers they use (1 args, 2 retval), and what needs the
+	 * thread stopped at the event (NULL: nothing) */
+	int dcg_capture;
+	char *dcg_stop;
 
 	/* pass 3 and 4 */
 	const char *c_file;	 /* generated C path */

@@ -50,6 +50,29 @@ int64_t dcg_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* What the script's dynamic_call_graph handlers need (pass 2's verdict,
+ * given at each switch-on). */
+static int capture;
+static char *stop_why;
+
+void _stp_dcg_needs(struct _stp_context *c, int64_t cap, const char *stop)
+{
+	(void)c;
+	capture = (int)cap;
+	if (stop && !stop_why)
+		stop_why = strdup(stop);
+}
+
+int dcg_capture(void)
+{
+	return capture;
+}
+
+const char *dcg_stop_why(void)
+{
+	return stop_why;
+}
+
 const char *dcg_mech_name(void)
 {
 	return mech ? mech->name : NULL;
@@ -76,6 +99,19 @@ static const struct dcg_mech *pick_auto(void)
 			const struct dcg_mech *m = mechs[i];
 			if (m->auto_rank != rank)
 				continue;
+			if (m->late && stop_why) {
+				_stp_dbg(STP_DBG_DCG, 1,
+					 "auto: %s passed over: handlers need the "
+					 "thread stopped (%s)",
+					 m->name, stop_why);
+				if (n < sizeof how_chosen)
+					n += (size_t)snprintf(how_chosen + n, sizeof how_chosen - n,
+							      "%s%s passed over (the handlers need "
+							      "the thread stopped: %s)",
+							      n > head ? ", " : ": ", m->name,
+							      stop_why);
+				continue;
+			}
 			why[0] = '\0';
 			if (!m->usable || m->usable(why, sizeof why)) {
 				if (n < sizeof how_chosen && m->usable)

@@ -75,7 +75,9 @@ struct dthread {
 	/* the root's call event, for the script's probes: fired at the first
 	 * trap, not from inside the handler that switched tracing on */
 	int root_pending;
-	uint64_t gaps; /* times events were lost */
+	uint64_t gaps;		    /* times events were lost */
+	const struct dcg_event *ev; /* the event being handled (dcg_event) */
+	int unwinding;		    /* a return being fired was left by longjmp */
 };
 #define NO_HOLD ((size_t)-1)
 
@@ -98,6 +100,12 @@ extern size_t dcg_nleaf, dcg_nexcl;
 /* For the report at -v. */
 extern uint64_t dcg_n_stops, dcg_n_calls, dcg_n_rets;
 extern uint64_t dcg_n_other; /* stops of untraced threads at the sites */
+
+/* ---- dcg.c: what the script's handlers need (_stp_dcg_needs) ---- */
+/* XL_CAP_*-like bits: 1 the calls' arguments, 2 the returns' rax. */
+int dcg_capture(void);
+/* What needs the thread stopped at the events (NULL: nothing). */
+const char *dcg_stop_why(void);
 
 /* ---- dcg.c: threads ---- */
 int64_t dcg_now_ns(void);

@@ -47,8 +47,12 @@ static void pop(struct dthread *d, uint64_t from, uint64_t to, int unwound)
 		dcg_emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
 	else if (f->stub && d->hold != NO_HOLD)
 		d->nr = d->hold, d->hold = NO_HOLD;
-	else if (!f->stub && !f->hide && dcg_emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func))
-		d->r[d->nr - 1].unwound = (uint8_t)unwound;
+	else if (!f->stub && !f->hide) {
+		d->unwinding = unwound; /* for the script's retval */
+		if (dcg_emit(d, DCG_RET, (uint32_t)d->nf, from, to, f->func))
+			d->r[d->nr - 1].unwound = (uint8_t)unwound;
+		d->unwinding = 0;
+	}
 }
 
 /* Frames whose return-address slot is at or below `limit` are gone. Those
@@ -242,7 +246,16 @@ static void set_time(struct dthread *d, int64_t ns)
 		d->now = (uint64_t)t;
 }
 
+static void event(struct dthread *d, const struct dcg_event *e);
+
 void dcg_event(struct dthread *d, const struct dcg_event *e)
+{
+	d->ev = e; /* the registers of the script's probes */
+	event(d, e);
+	d->ev = NULL;
+}
+
+static void event(struct dthread *d, const struct dcg_event *e)
 {
 	switch (e->kind) {
 	case DCG_EV_ON:

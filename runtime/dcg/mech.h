@@ -64,6 +64,14 @@ struct dcg_event {
 	int64_t ns; /* CLOCK_MONOTONIC (dcg_now_ns) when it happened */
 	int sig;    /* DCG_EV_SIGNAL: the signal (0: unknown) */
 	int indirect;
+	/* Fed after the fact (translate: from a record, the thread is not
+	 * stopped at it); else the thread is stopped at the event, and the
+	 * script's arg1..arg6 and retval are its registers. */
+	int late;
+	/* late: the registers the record captured (NULL: none): regs[0..5]
+	 * rdi rsi rdx rcx r8 r9 at a call, jump or signal entry, regs[6] rax
+	 * at a return */
+	const uint64_t *regs;
 };
 
 /* What the thread did (events of a thread come in order). The records
@@ -101,6 +109,9 @@ struct dcg_mech {
 	/* 0: not tried by auto; else auto takes the usable mechanism with
 	 * the lowest rank */
 	int auto_rank;
+	/* 1: events are fed after the fact (from records), the thread not
+	 * stopped at them: handlers that need it stopped cannot run */
+	int late;
 	/* Can it run here? 1, or 0 with why (for auto and -v). NULL: always. */
 	int (*usable)(char *why, size_t len);
 	/* Trace d (d->t stopped in a handler at pc; d->t, d->pid, d->rd set):

@@ -40,6 +40,10 @@ struct xthread {
 	struct _stp_pt_thread *t;
 	int on; /* running translated (also after tracing was switched off
 		 * inside a callback of the engine: its records ignored) */
+	/* XL_REC_ARGS records seen, for the record that follows them (a
+	 * drain may end between them) */
+	uint64_t regs[7];
+	int have_regs;
 };
 static struct xthread *xts;
 static size_t nxts;
@@ -110,13 +114,44 @@ static uint64_t func_of(void *core, struct _stp_pt_thread *t, uint64_t addr, uin
 	return si->symaddr | FN_BODY;
 }
 
-static void feed(struct dthread *d, const struct xl_rec *r)
+/* What the script uses of the events' registers (_stp_dcg_needs): the
+ * engine records them (XL_CAP_*) only then. */
+static int capture;
+
+/* An XL_REC_ARGS record: its values kept for the next record. */
+static void feed_regs(struct xthread *x, const struct xl_rec *r)
+{
+	unsigned part = (unsigned)(r->from_kind & XL_ADDR_MASK);
+
+	if (!x || part > 3)
+		return;
+	if (part == 3) {
+		x->regs[6] = r->to;
+	} else {
+		x->regs[2 * part] = r->to;
+		x->regs[2 * part + 1] = r->sp;
+	}
+	x->have_regs = 1;
+}
+
+static void feed(struct dthread *d, struct xthread *xr, const struct xl_rec *r)
 {
 	unsigned kind = (unsigned)(r->from_kind >> XL_KIND_SHIFT);
-	struct dcg_event e = {
-	    .from = r->from_kind & XL_ADDR_MASK, .to = r->to, .sp = r->sp, .ns = (int64_t)r->tsc};
+	struct dcg_event e = {.from = r->from_kind & XL_ADDR_MASK,
+			      .to = r->to,
+			      .sp = r->sp,
+			      .ns = (int64_t)r->tsc,
+			      .late = 1};
 	const struct dec *x;
 
+	if (xr && kind == XL_REC_ARGS) {
+		feed_regs(xr, r);
+		return;
+	}
+	if (xr && xr->have_regs) {
+		e.regs = xr->regs;
+		xr->have_regs = 0;
+	}
 	if (kind & 0x80) {
 		e.kind = DCG_EV_SIGNAL;
 		e.sig = (int)(kind & 0x7f);
@@ -140,10 +175,14 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 	(void)core;
 	if (!d || !d->on || d->mech != &dcg_mech_translate || !n)
 		return;
+	struct xthread *xr = capture ? xthread_of(d->tid) : NULL;
 	busy++;
-	if (!dcg_stopped(d, (int64_t)r[0].tsc))
+	size_t first = 0; /* the time of the first event (not of its registers) */
+	while (first + 1 < n && r[first].from_kind >> XL_KIND_SHIFT == XL_REC_ARGS)
+		first++;
+	if (!dcg_stopped(d, (int64_t)r[first].tsc))
 		for (size_t i = 0; i < n && d->on; i++)
-			feed(d, &r[i]);
+			feed(d, xr, &r[i]);
 	busy--;
 }
 
@@ -258,8 +297,11 @@ static int xl_on(struct dthread *d, uint64_t pc)
 	}
 	if (busy)
 		return -EBUSY;
-	if (!X && !(X = _stp_xl_new(NULL, &ops, NULL, NULL)))
-		return -ENOMEM;
+	if (!X) {
+		struct _stp_xl_config cfg = {.capture = capture = dcg_capture()};
+		if (!(X = _stp_xl_new(NULL, &ops, NULL, &cfg)))
+			return -ENOMEM;
+	}
 	if (!x && shadow_stack(d->tid))
 		return hand_over(d, pc, "a CET shadow stack is enabled");
 	if (!x) {
@@ -268,8 +310,9 @@ static int xl_on(struct dthread *d, uint64_t pc)
 			return -ENOMEM;
 		xts = v;
 		x = &xts[nxts++];
-		*x = (struct xthread){d->tid, d->pid, d->t, 0};
+		*x = (struct xthread){.tid = d->tid, .pid = d->pid, .t = d->t};
 	}
+	x->have_regs = 0; /* none kept from an earlier time on */
 	if ((rc = proc_known(d)) < 0)
 		return rc;
 	rc = _stp_xl_thread_on(X, d->t);
@@ -384,6 +427,7 @@ static void xl_finish(void)
 const struct dcg_mech dcg_mech_translate = {
     .name = "translate",
     .auto_rank = 1,
+    .late = 1,
     .usable = _stp_xl_usable,
     .thread_on = xl_on,
     .thread_off = xl_off,

@@ -24,18 +24,29 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 	struct _stp_tctx *tc = c ? (struct _stp_tctx *)c->target : NULL;
 	struct user_regs_struct r;
 
-	if (!_stp_tctx_pt_thread(tc))
-		return;
-	struct dthread *d = dcg_find_thread(tc->tid, on != 0);
-	if (!d)
-		return;
-	if (!on) {
-		dcg_thread_off(d, DCG_OFF_SCRIPT);
+	/* off also from a handler fired from a record (no thread stopped) */
+	if (!on && tc && tc->ops) {
+		struct dthread *d = dcg_find_thread(tc->tid, 0);
+		if (d)
+			dcg_thread_off(d, DCG_OFF_SCRIPT);
 		return;
 	}
+	if (!_stp_tctx_pt_thread(tc))
+		return;
+	struct dthread *d = dcg_find_thread(tc->tid, 1);
+	if (!d)
+		return;
 	if (d->on) /* on twice: nothing changes */
 		return;
-	dcg_mech_pick(m);
+	if (dcg_mech_pick(m)->late && dcg_stop_why()) {
+		/* STAP_DCG_MECHANISM=translate (pass 2 refuses the -D) */
+		_stp_error(c,
+			   "dynamic call graph: mechanism %s runs the handlers later, from its "
+			   "records, and cannot stop the thread they need (%s): use "
+			   "breakpoint, blockstep, singlestep or auto",
+			   dcg_mech_pick(m)->name, dcg_stop_why());
+		return;
+	}
 	if (_stp_pt_get_regs(_stp_tctx_pt_thread(tc), &r) < 0)
 		return;
 	/* dlclose: what was decoded and symbolized there must go */
@@ -123,7 +134,39 @@ static struct {
 	pid_t pid;
 	uint64_t from, to, caller, callee;
 	int64_t depth, tail, ns, dur;
+	uint64_t arg[6], ret; /* arg1..arg6 of a call, retval of a return */
 } ev;
+
+/* arg1..arg6 (call) or retval (return) of the event being fired, when the
+ * script uses them, from the record (late: the handler gets the record
+ * backend) or the thread stopped at it; 0 where not known: the
+ * root's call (tracing began inside it), a frame left by longjmp, a
+ * record that did not capture them. */
+static void event_regs(struct dthread *d, int kind, uint32_t depth, struct _stp_tctx *tc)
+{
+	const struct dcg_event *e = d->ev;
+	struct user_regs_struct r;
+	uint64_t v[7] = {0};
+
+	/* late: from a record; the root's call under such a mechanism too */
+	if (e ? e->late : d->mech && d->mech->late) {
+		if (e && e->regs)
+			memcpy(v, e->regs, sizeof v);
+		memset(&r, 0, sizeof r);
+		r.rdi = v[0], r.rsi = v[1], r.rdx = v[2], r.rcx = v[3], r.r8 = v[4], r.r9 = v[5];
+		r.rax = v[6];
+		r.rip = tc->uaddr;
+		r.rsp = e ? e->sp : 0;
+		_stp_tctx_record(tc, d->pid, d->tid, &r);
+	} else if (dcg_capture() && tc->ops && tc->ops->get_regs(tc, &r) == 0) {
+		v[0] = r.rdi, v[1] = r.rsi, v[2] = r.rdx, v[3] = r.rcx, v[4] = r.r8, v[5] = r.r9;
+		v[6] = r.rax;
+	}
+	if (kind == DCG_CALL && depth) /* not the root */
+		memcpy(ev.arg, v, sizeof ev.arg);
+	else if (kind != DCG_CALL && !d->unwinding)
+		ev.ret = v[6];
+}
 
 void dcg_probes_reset(void)
 {
@@ -174,6 +217,7 @@ void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, 
 	tc.tid = d->tid;
 	tc.uaddr = kind == DCG_CALL ? to : from;
 	tc.comm = d->comm;
+	event_regs(d, kind, depth, &tc);
 	ev.active = 1;
 	for (int i = 0; i < m->nprobes; i++)
 		if (m->probes[i].kind == pk && _stp_session_state == STP_SESSION_RUNNING &&
@@ -200,6 +244,15 @@ int64_t _stp_dcg_event(struct _stp_context *c, int field)
 		return ev.ns;
 	case 5:
 		return ev.dur;
+	case 6: /* arg1..arg6 */
+	case 7:
+	case 8:
+	case 9:
+	case 10:
+	case 11:
+		return (int64_t)ev.arg[field - 6];
+	case 12:
+		return (int64_t)ev.ret;
 	default:
 		return 0;
 	}

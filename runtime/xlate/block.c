@@ -118,10 +118,22 @@ void xb_exit_to(struct tctx *c, ZydisMnemonic mn, uint64_t target)
  * has staprun drain the ring and comes back at retry. ring_left is one
  * more than the free slots: `loop` decrements it and goes on while it is
  * not zero (no flags); at 1, the ring is full. */
-static void rec_reserve(struct tctx *c, const struct xl_label *retry, uint64_t back, int back_src)
+/* Records of registers the script uses, written before a record of kind
+ * (config capture): how many. */
+static int rec_nargs(struct tctx *c, int kind)
+{
+	int cap = c->xt->xp->x->cfg.capture;
+
+	if (kind == XL_REC_RET)
+		return cap & XL_CAP_RET ? 1 : 0;
+	return cap & XL_CAP_ARGS ? XL_ARGS_SLOTS : 0;
+}
+
+static void rec_reserve(struct tctx *c, const struct xl_label *retry, uint64_t back, int back_src,
+			int kind)
 {
 	struct cold *k = xb_cold_new(c, C_FULL);
-	struct xl_label room = {-1};
+	int n = 1 + rec_nargs(c, kind);
 
 	if (!k)
 		return;
@@ -129,19 +141,63 @@ static void rec_reserve(struct tctx *c, const struct xl_label *retry, uint64_t b
 	k->pc = back;
 	k->pc_src = back_src;
 	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_LEFT);
-	xl_emit_branch_to(&c->e, MN(LOOP), &room);
-	xl_emit_branch_to(&c->e, MN(JMP), &k->at);
-	xl_emit_bind(&c->e, &room);
+	/* one loop per record: all of them fit, or none is taken */
+	for (int i = 0; i < n; i++) {
+		struct xl_label room = {-1};
+		xl_emit_branch_to(&c->e, MN(LOOP), &room);
+		xl_emit_branch_to(&c->e, MN(JMP), &k->at);
+		xl_emit_bind(&c->e, &room);
+	}
 	xb_to_slot(c, XL_CTL_RING_LEFT, ZYDIS_REGISTER_RCX);
 }
 
 enum { SRC_IMM, SRC_TGT, SRC_FROM };
+
+/* One XL_REC_ARGS record at rcx + at: values a and b (registers, or
+ * NONE: rax holds it, loaded by the caller). */
+static void rec_args_one(struct tctx *c, int32_t at, unsigned part, ZydisRegister a,
+			 ZydisRegister b)
+{
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at, 8), xl_imm(0));
+	if (a != NONE)
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 16, 8), xl_reg(a));
+	else
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 16, 8), REG(RAX));
+	if (b != NONE)
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 24, 8), xl_reg(b));
+	else
+		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 24, 8), REG(RAX));
+	xb_mov_imm(c, ZYDIS_REGISTER_RAX, part | (uint64_t)XL_REC_ARGS << XL_KIND_SHIFT);
+	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 8, 8), REG(RAX));
+}
+
+/* The registers' records before the record of kind, at wp (rcx), rcx
+ * moved past them. The program's rax and rcx are in their slots; rdx is
+ * still the program's (rdtsc comes after). */
+static void rec_args(struct tctx *c, int kind)
+{
+	int n = rec_nargs(c, kind);
+
+	if (!n)
+		return;
+	if (kind == XL_REC_RET) {
+		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
+		rec_args_one(c, 0, 3, NONE, NONE);
+	} else {
+		rec_args_one(c, 0, 0, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RSI);
+		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RCX);
+		rec_args_one(c, 32, 1, ZYDIS_REGISTER_RDX, NONE);
+		rec_args_one(c, 64, 2, ZYDIS_REGISTER_R8, ZYDIS_REGISTER_R9);
+	}
+	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32 * n, 8));
+}
 
 /* The record at wp (rcx = the next one after); not committed yet. */
 static void rec_write(struct tctx *c, int kind, int from_src, uint64_t from, int to_src,
 		      uint64_t to, int sp_add)
 {
 	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_WP);
+	rec_args(c, kind);
 	xl_emit0(&c->e, MN(RDTSC));
 	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 0, 4), REG(EAX));
 	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 4, 4), REG(EDX));
@@ -258,7 +314,7 @@ static void do_call(struct tctx *c, const struct xl_insn *in)
 		load_target(c, in);
 		xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
 	}
-	rec_reserve(c, &start, a, XL_PC_CONST);
+	rec_reserve(c, &start, a, XL_PC_CONST, XL_REC_CALL);
 	push_ret(c, a, r);
 	rec_write(c, XL_REC_CALL, SRC_IMM, a, ind ? SRC_TGT : SRC_IMM, in->target, 0);
 	rec_commit(c);
@@ -289,7 +345,7 @@ static void do_ret(struct tctx *c, const struct xl_insn *in)
 	save3(c, a, &start);
 	xl_emit2(&c->e, MN(MOV), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, 0, 8));
 	xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
-	rec_reserve(c, &start, a, XL_PC_CONST);
+	rec_reserve(c, &start, a, XL_PC_CONST, XL_REC_RET);
 	rec_write(c, XL_REC_RET, SRC_IMM, a, SRC_TGT, 0, pop);
 	xl_emit2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, pop, 8));
 	xb_mid(c, a, XL_PC_CONST, ALL3, -pop);
@@ -322,7 +378,7 @@ static void xjump(struct tctx *c, uint64_t a, uint64_t target)
 	struct xl_label start = {-1};
 
 	save3(c, a, &start);
-	rec_reserve(c, &start, a, XL_PC_CONST);
+	rec_reserve(c, &start, a, XL_PC_CONST, XL_REC_JUMP);
 	rec_write(c, XL_REC_JUMP, SRC_IMM, a, SRC_IMM, target, 0);
 	rec_commit(c);
 	xb_mid(c, target, XL_PC_CONST, ALL3, 0);
@@ -530,7 +586,7 @@ static void cold_jrec(struct tctx *c, struct cold *k, struct xl_label *ientry)
 	xl_emit_bind(&c->e, &start);
 	xb_to_slot(c, XL_CTL_S_RDX, ZYDIS_REGISTER_RDX);
 	xb_mid(c, 0, XL_PC_FROM, ALL3, 0);
-	rec_reserve(c, &c->jentry, 0, XL_PC_FROM);
+	rec_reserve(c, &c->jentry, 0, XL_PC_FROM, XL_REC_JUMP);
 	rec_write(c, XL_REC_JUMP, SRC_FROM, 0, SRC_IMM, k->pc, 0);
 	rec_commit(c);
 	xb_mid(c, k->pc, XL_PC_CONST, ALL3, 0);

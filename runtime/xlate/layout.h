@@ -70,7 +70,13 @@ enum xl_kind {
 	XL_REC_RET = 2,	   /* from: ret insn, to: return address, sp: after the ret */
 	XL_REC_JUMP = 3,   /* into another function: from, to, sp */
 	XL_REC_SIGNAL = 4, /* handler entry: from: interrupted pc, to: handler */
+	/* registers of the record that follows, written before it when the
+	 * script uses them (config capture): from = part, to and sp two
+	 * values (tsc 0); parts 0..2 before a call, a jump or a signal entry:
+	 * rdi rsi, rdx rcx, r8 r9; part 3 before a return: rax */
+	XL_REC_ARGS = 5,
 };
+#define XL_ARGS_SLOTS 3 /* records of arguments before a call or a jump */
 #define XL_KIND_SHIFT 56
 #define XL_ADDR_MASK ((1ull << XL_KIND_SHIFT) - 1)
 

@@ -104,3 +104,25 @@ int xl_ring_put(struct xl_thread *xt, const struct xl_rec *r)
 	c->ring_left--;
 	return 0;
 }
+
+/* The registers' records (config capture) before a record of kind that
+ * staprun writes, from the registers r at it. */
+void xl_ring_put_args(struct xl_thread *xt, unsigned kind, const struct user_regs_struct *r)
+{
+	int cap = xt->xp->x->cfg.capture;
+	const uint64_t A = (uint64_t)XL_REC_ARGS << XL_KIND_SHIFT;
+
+	if (kind == XL_REC_RET) {
+		if (cap & XL_CAP_RET) {
+			struct xl_rec a = {0, A | 3, r->rax, r->rax};
+			xl_ring_put(xt, &a);
+		}
+		return;
+	}
+	if (!(cap & XL_CAP_ARGS))
+		return;
+	struct xl_rec a[XL_ARGS_SLOTS] = {
+	    {0, A | 0, r->rdi, r->rsi}, {0, A | 1, r->rdx, r->rcx}, {0, A | 2, r->r8, r->r9}};
+	for (int i = 0; i < XL_ARGS_SLOTS; i++)
+		xl_ring_put(xt, &a[i]);
+}

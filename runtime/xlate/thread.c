@@ -234,6 +234,7 @@ static void displaced_done(struct xl_thread *xt, uint64_t pc, uint64_t sp)
 	}
 	if (kind) {
 		struct xl_rec rec = {__rdtsc(), at | (uint64_t)kind << XL_KIND_SHIFT, pc, sp};
+		xl_ring_put_args(xt, kind, b);
 		xl_ring_put(xt, &rec);
 	}
 }
@@ -481,6 +482,7 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 	_stp_pt_read(t, r.rsp + 8 + 168, &from, sizeof from);
 	struct xl_rec rec = {__rdtsc(), from | (uint64_t)(0x80 | (sig & 0x7f)) << XL_KIND_SHIFT,
 			     r.rip, r.rsp};
+	xl_ring_put_args(xt, XL_REC_SIGNAL, &r);
 	xl_ring_put(xt, &rec);
 }
 

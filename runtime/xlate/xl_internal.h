@@ -295,6 +295,9 @@ void xl_rseq_release(struct xl_thread *xt, int shadow);
 void xl_ring_reset(struct xl_thread *xt);
 void xl_ring_drain(struct xl_thread *xt);
 int xl_ring_put(struct xl_thread *xt, const struct xl_rec *r);
+/* Before a record of kind that staprun writes: the registers' records the
+ * script wants (config capture), from the registers r at it. */
+void xl_ring_put_args(struct xl_thread *xt, unsigned kind, const struct user_regs_struct *r);
 int64_t xl_tsc_ns(struct _stp_xl_engine *x, uint64_t tsc);
 void xl_time_init(struct _stp_xl_engine *x);
 

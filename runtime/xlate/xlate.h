@@ -42,7 +42,10 @@ struct _stp_xl_config {
 	int max_threads;    /* translated at once (default 64) */
 	int protect;	    /* attached processes (-x): a SIGTRAP handler of ours keeps
 			     * them alive if staprun dies (runtime/xlate/safety.c) */
+	int capture;	    /* XL_CAP_*: XL_REC_ARGS records before those records */
 };
+#define XL_CAP_ARGS 1 /* before calls, jumps and signal entries: arguments */
+#define XL_CAP_RET 2  /* before returns: rax */
 
 /* Can the engine run here? 1 yes, 0 no (why says why), for auto. */
 int _stp_xl_usable(char *why, size_t len);
