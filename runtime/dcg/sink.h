@@ -66,7 +66,8 @@ struct dcg_sink_rec {
 	 * it is in (NULL: in no module, e.g. JIT code). */
 	uint64_t addr;
 	const char *name, *func, *module;
-	int is_main; /* module is the main executable */
+	size_t name_len; /* strlen(name), or 0: not known */
+	int is_main;	 /* module is the main executable */
 	/* The instruction and target of the event: a call's call instruction
 	 * (0 for the root or a handler run by the kernel) and callee; a
 	 * return's ret instruction (or the instruction that left the frame)
