@@ -141,9 +141,17 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 	if (!d || !d->on || d->mech != &dcg_mech_translate || !n)
 		return;
 	busy++;
-	if (!dcg_stopped(d, (int64_t)r[0].tsc))
-		for (size_t i = 0; i < n && d->on; i++)
-			feed(d, &r[i]);
+	if (!dcg_stopped(d, (int64_t)r[0].tsc)) {
+		int quick = dcg_event_quick_ok();
+		for (size_t i = 0; i < n && d->on; i++) {
+			unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
+			uint64_t from = r[i].from_kind & XL_ADDR_MASK;
+			if (!quick || (kind != XL_REC_CALL && kind != XL_REC_RET) ||
+			    !dcg_event_quick(d, kind == XL_REC_CALL ? DCG_EV_CALL : DCG_EV_RETURN,
+					     from, r[i].to, r[i].sp, (int64_t)r[i].tsc))
+				feed(d, &r[i]);
+		}
+	}
 	busy--;
 }
 
