@@ -150,6 +150,7 @@ void dcg_flush_thread(struct dthread *d)
 
 	if (k)
 		dcg_run_thread(&th);
+	dcg_plain_fn *plain = k ? dcg_run_plain() : NULL;
 	const struct _stp_syminfo *si = NULL;
 	const char *nm = NULL;
 	size_t nm_len = 0;
@@ -162,6 +163,10 @@ void dcg_flush_thread(struct dthread *d)
 			si_of = r->name;
 			if (!(nm = _stp_sym_cgname_kept(si, &nm_len)))
 				nm = name_of(st, r->name), nm_len = strlen(nm);
+		}
+		if (plain && !r->sig) {
+			plain(&th, r->kind == DCG_CALL, r->depth, r->ns, nm, nm_len);
+			continue;
 		}
 		struct dcg_sink_rec sr = {
 		    .kind = r->kind == DCG_CALL ? DCG_REC_CALL : DCG_REC_RETURN,

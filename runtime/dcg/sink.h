@@ -114,6 +114,12 @@ struct dcg_sink {
 	/* Its records keep the raw time (the tree's time column, unchanged);
 	 * durations are corrected all the same. */
 	int raw_clock;
+	/* A shortcut for what most records are: a call or return with no
+	 * signal, given while no durations or flight recorder are asked
+	 * for, so that nothing but these fields matters. It must write what
+	 * record() would. May be NULL. */
+	void (*plain)(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
+		      const char *name, size_t name_len);
 };
 
 #endif

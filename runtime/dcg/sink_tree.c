@@ -126,25 +126,17 @@ static size_t put_us(char *o, uint64_t us)
 	return pad + nl;
 }
 
-static void tree_record(const struct dcg_sink_rec *r)
+/* One line: the head, the indentation, the arrow, the name, suffix. */
+static void tree_line(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
+		      const char *name, size_t nl, const char *suffix, size_t sl)
 {
-	char sig[48] = "";
-	size_t wl = 0, sl = 0;
-	const char *w = who_of(r->thread->execname, r->thread->tid, &wl);
+	size_t wl = 0;
+	const char *w = who_of(th->execname, th->tid, &wl);
 
-	if (r->sig)
-		snprintf(sig, sizeof sig, " (signal SIG%s)",
-			 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
-	else if (r->kind == DCG_REC_RETURN && r->matched && dcg_sink_durations())
-		snprintf(sig, sizeof sig, " (%" PRIu64 ".%" PRIu64 " us)", r->dur_ns / 1000,
-			 r->dur_ns % 1000 / 100);
-	if (*sig)
-		sl = strlen(sig);
-	size_t nl = r->name_len ? r->name_len : strlen(r->name);
-	if (line_fit(sizeof head.text + r->depth + 2 + nl + sl + 1) < 0)
+	if (line_fit(sizeof head.text + depth + 2 + nl + sl + 1) < 0)
 		return;
 	char *o = line;
-	uint64_t us = r->ns / 1000;
+	uint64_t us = ns / 1000;
 	if (w && (head.serial != who.serial || head.us != us)) {
 		head.len = put_us(head.text, us);
 		memcpy(head.text + head.len, w, wl);
@@ -156,20 +148,40 @@ static void tree_record(const struct dcg_sink_rec *r)
 		memcpy(o, head.text, head.len);
 		o += head.len;
 	}
-	memset(o, ' ', r->depth);
-	o += r->depth;
-	memcpy(o, r->kind == DCG_REC_CALL ? "->" : "<-", 2);
+	memset(o, ' ', depth);
+	o += depth;
+	memcpy(o, call ? "->" : "<-", 2);
 	o += 2;
-	memcpy(o, r->name, nl);
+	memcpy(o, name, nl);
 	o += nl;
-	memcpy(o, sig, sl);
+	memcpy(o, suffix, sl);
 	o += sl;
 	*o++ = '\n';
 	size_t off = (size_t)(o - line);
 	if (by_thread)
-		dcg_spool_write(r->thread, line, off);
+		dcg_spool_write(th, line, off);
 	else
 		dcg_out_write(line, off);
+}
+
+static void tree_record(const struct dcg_sink_rec *r)
+{
+	char sig[48] = "";
+
+	if (r->sig)
+		snprintf(sig, sizeof sig, " (signal SIG%s)",
+			 sigabbrev_np(r->sig) ? sigabbrev_np(r->sig) : "?");
+	else if (r->kind == DCG_REC_RETURN && r->matched && dcg_sink_durations())
+		snprintf(sig, sizeof sig, " (%" PRIu64 ".%" PRIu64 " us)", r->dur_ns / 1000,
+			 r->dur_ns % 1000 / 100);
+	tree_line(r->thread, r->kind == DCG_REC_CALL, r->depth, r->ns, r->name,
+		  r->name_len ? r->name_len : strlen(r->name), sig, strlen(sig));
+}
+
+static void tree_plain(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
+		       const char *name, size_t name_len)
+{
+	tree_line(th, call, depth, ns, name, name_len, "", 0);
 }
 
 static void tree_end(void)
@@ -192,4 +204,5 @@ const struct dcg_sink dcg_sink_tree = {
     .end = tree_end,
     .options = tree_options,
     .raw_clock = 1,
+    .plain = tree_plain,
 };
