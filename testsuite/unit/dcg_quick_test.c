@@ -16,12 +16,30 @@
 #include <unistd.h>
 
 #define NFN 6
-__attribute__((noinline, used)) static int fn0(int x) { return x + 1; }
-__attribute__((noinline, used)) static int fn1(int x) { return fn0(x) * 3; }
-__attribute__((noinline, used)) static int fn2(int x) { return fn1(x) ^ 5; }
-__attribute__((noinline, used)) static int fn3(int x) { return fn2(x) - 7; }
-__attribute__((noinline, used)) static int fn4(int x) { return fn3(x) | 9; }
-__attribute__((noinline, used)) static int fn5(int x) { return fn4(x) + 11; }
+__attribute__((noinline, used)) static int fn0(int x)
+{
+	return x + 1;
+}
+__attribute__((noinline, used)) static int fn1(int x)
+{
+	return fn0(x) * 3;
+}
+__attribute__((noinline, used)) static int fn2(int x)
+{
+	return fn1(x) ^ 5;
+}
+__attribute__((noinline, used)) static int fn3(int x)
+{
+	return fn2(x) - 7;
+}
+__attribute__((noinline, used)) static int fn4(int x)
+{
+	return fn3(x) | 9;
+}
+__attribute__((noinline, used)) static int fn5(int x)
+{
+	return fn4(x) + 11;
+}
 static int (*const fns[NFN])(int) = {fn0, fn1, fn2, fn3, fn4, fn5};
 
 static int read_self(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -115,34 +133,60 @@ int main(void)
 			unsigned to = rnd(NFN);
 			sp -= 8 + 16 * rnd(4);
 			m[depth++] = (struct mframe){sp, here + 5, cur};
-			e = (struct dcg_event){.kind = DCG_EV_CALL, .from = here, .to = fn_addr(to), .sp = sp, .ns = e.ns};
+			e = (struct dcg_event){.kind = DCG_EV_CALL,
+					       .from = here,
+					       .to = fn_addr(to),
+					       .sp = sp,
+					       .ns = e.ns};
 			cur = to;
 		} else if (pick < 82 && depth) { /* a return, mostly to the caller */
 			size_t k = pick < 79 || depth < 3 ? 1 : 2; /* or past a frame */
 			struct mframe *f = &m[depth - k];
-			e = (struct dcg_event){.kind = DCG_EV_RETURN, .from = pick == 81 ? 0 : here, .to = f->ret, .sp = f->slot + 8, .ns = e.ns};
+			e = (struct dcg_event){.kind = DCG_EV_RETURN,
+					       .from = pick == 81 ? 0 : here,
+					       .to = f->ret,
+					       .sp = f->slot + 8,
+					       .ns = e.ns};
 			sp = f->slot + 8;
 			cur = f->fn;
 			depth -= k;
 		} else if (pick < 87 && depth > 2) { /* longjmp out of frames */
 			size_t k = 1 + rnd((unsigned)depth - 1);
 			struct mframe *f = &m[depth - k];
-			e = (struct dcg_event){.kind = DCG_EV_JUMP, .from = here, .to = f->ret, .sp = f->slot + 8, .indirect = 1, .ns = e.ns};
+			e = (struct dcg_event){.kind = DCG_EV_JUMP,
+					       .from = here,
+					       .to = f->ret,
+					       .sp = f->slot + 8,
+					       .indirect = 1,
+					       .ns = e.ns};
 			sp = f->slot + 8;
 			cur = f->fn;
 			depth -= k;
 		} else if (pick < 94) { /* a tail call */
 			unsigned to = rnd(NFN);
-			e = (struct dcg_event){.kind = DCG_EV_JUMP, .from = here, .to = fn_addr(to), .sp = sp, .ns = e.ns};
+			e = (struct dcg_event){.kind = DCG_EV_JUMP,
+					       .from = here,
+					       .to = fn_addr(to),
+					       .sp = sp,
+					       .ns = e.ns};
 			cur = to;
 		} else if (pick < 97 && depth < 200) { /* a signal handler */
 			unsigned to = rnd(NFN);
 			sp -= 512;
 			m[depth++] = (struct mframe){sp, here, cur};
-			e = (struct dcg_event){.kind = DCG_EV_SIGNAL, .from = here, .to = fn_addr(to), .sp = sp, .sig = 14, .ns = e.ns};
+			e = (struct dcg_event){.kind = DCG_EV_SIGNAL,
+					       .from = here,
+					       .to = fn_addr(to),
+					       .sp = sp,
+					       .sig = 14,
+					       .ns = e.ns};
 			cur = to;
 		} else { /* a return to where no frame says (the root's caller) */
-			e = (struct dcg_event){.kind = DCG_EV_RETURN, .from = here, .to = here + 100, .sp = sp + 8 + 8 * rnd(3), .ns = e.ns};
+			e = (struct dcg_event){.kind = DCG_EV_RETURN,
+					       .from = here,
+					       .to = here + 100,
+					       .sp = sp + 8 + 8 * rnd(3),
+					       .ns = e.ns};
 			sp = e.sp;
 			depth = 0;
 		}
@@ -161,12 +205,16 @@ int main(void)
 		else
 			bad = differ(g, q);
 		if (bad)
-			snprintf(detail, sizeof detail, "after event %zu (kind %d, from 0x%" PRIx64 " to 0x%" PRIx64 " sp 0x%" PRIx64 "): not the same: %s",
+			snprintf(detail, sizeof detail,
+				 "after event %zu (kind %d, from 0x%" PRIx64 " to 0x%" PRIx64
+				 " sp 0x%" PRIx64 "): not the same: %s",
 				 events, (int)e.kind, e.from, e.to, e.sp, bad);
 	}
 	unit_result("dcg shortcut: the same frames and records as the general path", !bad, detail);
-	snprintf(detail, sizeof detail, "%zu of %zu events taken by the shortcut", quick_taken, events);
-	unit_result("dcg shortcut: takes many events of the stream, not all", quick_taken > events / 4 && quick_taken < events, detail);
+	snprintf(detail, sizeof detail, "%zu of %zu events taken by the shortcut", quick_taken,
+		 events);
+	unit_result("dcg shortcut: takes many events of the stream, not all",
+		    quick_taken > events / 4 && quick_taken < events, detail);
 	free(g->f);
 	free(g->r);
 	free(q->f);
