@@ -165,6 +165,14 @@ const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr);
  * the event it is, if any. Returns 1 if x branched. */
 int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, uint64_t rsp,
 	    int64_t ns);
+/* A shortcut of dcg_event for the commonest events of a batch (a call
+ * that leaves no frame, a return of the innermost frame to its caller),
+ * where no limit, probe or lazy binding is in play: 1 if it handled the
+ * event exactly as dcg_event would have, 0 if dcg_event must. quick_ok:
+ * whether the shortcut may be used at all (once per batch). */
+int dcg_event_quick_ok(void);
+int dcg_event_quick(struct dthread *d, int kind, uint64_t from, uint64_t to, uint64_t sp,
+		    int64_t ns);
 /* rsp is the slot of the innermost handler's frame: back in the handler
  * from a callee, or the handler's tail call (not a new signal). */
 int dcg_in_handler_frame(struct dthread *d, uint64_t rsp);
@@ -174,6 +182,10 @@ int dcg_in_handler_frame(struct dthread *d, uint64_t rsp);
  * it has any. Returns 1 when a record was added (d->r[d->nr - 1]). */
 int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
 	     uint64_t name);
+/* dcg_emit's record alone, for a caller that knows the script has no
+ * dynamic_call_graph probes (the counts of the -v report not included). */
+int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		 uint64_t name);
 /* The held call record of a lazily bound PLT call, in its place. */
 void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns);
 void dcg_flush_thread(struct dthread *d);

@@ -353,3 +353,46 @@ int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, u
 	dcg_event(d, &e);
 	return 1;
 }
+
+int dcg_event_quick_ok(void)
+{
+	return !dcg_probes_wanted() && !dcg_nleaf && !dcg_nexcl && dcg_max_depth < 0;
+}
+
+/* Only where dcg_event's path is plain (see on_call, enter, classify,
+ * on_ret, pop_dead and pop for the cases left to it): the same frames
+ * and records, with fewer tests and calls. */
+int dcg_event_quick(struct dthread *d, int kind, uint64_t from, uint64_t to, uint64_t sp,
+		    int64_t ns)
+{
+	struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
+
+	if (!d->on || d->hold != NO_HOLD || !top)
+		return 0;
+	if (kind == DCG_EV_CALL) {
+		/* no frame left (pop_dead), the caller not muted (classify),
+		 * no PLT stub (enter) */
+		if ((top->known && top->sp <= sp) || top->mute || dcg_is_stub(&d->rd, to))
+			return 0;
+		set_time(d, ns);
+		if (!push(d, sp, to, 1))
+			return 1; /* as enter: no memory, no frame */
+		dcg_n_calls++;
+		dcg_emit_rec(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+		return 1;
+	}
+	/* a return of the innermost frame only (its slot just below sp),
+	 * shown, to a caller that stays (pop_dead stops there, on_ret
+	 * pushes no new root) */
+	if (kind != DCG_EV_RETURN || !from || sp < 16 || d->nf < 2 || !top->known ||
+	    top->sp != sp - 8 || top->stub || top->hide)
+		return 0;
+	const struct frame *caller = &d->f[d->nf - 2];
+	if (caller->known && caller->sp <= sp - 1)
+		return 0;
+	set_time(d, ns);
+	d->nf--;
+	dcg_n_rets++;
+	dcg_emit_rec(d, DCG_RET, (uint32_t)d->nf, from, to, top->func);
+	return 1;
+}

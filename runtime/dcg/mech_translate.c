@@ -180,9 +180,19 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 	size_t first = 0; /* the time of the first event (not of its registers) */
 	while (first + 1 < n && r[first].from_kind >> XL_KIND_SHIFT == XL_REC_ARGS)
 		first++;
-	if (!dcg_stopped(d, (int64_t)r[first].tsc))
-		for (size_t i = 0; i < n && d->on; i++)
-			feed(d, xr, &r[i]);
+	if (!dcg_stopped(d, (int64_t)r[first].tsc)) {
+		/* no shortcut while registers are captured: they go with their
+		 * event through feed() */
+		int quick = !xr && dcg_event_quick_ok();
+		for (size_t i = 0; i < n && d->on; i++) {
+			unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
+			uint64_t from = r[i].from_kind & XL_ADDR_MASK;
+			if (!quick || (kind != XL_REC_CALL && kind != XL_REC_RET) ||
+			    !dcg_event_quick(d, kind == XL_REC_CALL ? DCG_EV_CALL : DCG_EV_RETURN,
+					     from, r[i].to, r[i].sp, (int64_t)r[i].tsc))
+				feed(d, xr, &r[i]);
+		}
+	}
 	busy--;
 }
 

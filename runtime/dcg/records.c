@@ -64,6 +64,12 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 		dcg_fire_event(d, kind, depth, from, to, name);
 		return 0;
 	}
+	return dcg_emit_rec(d, kind, depth, from, to, name);
+}
+
+int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		 uint64_t name)
+{
 	/* before adding: callers look at the record they added */
 	if (d->nr >= 4096 && d->hold == NO_HOLD)
 		_stp_dcg_flush_all();
@@ -144,9 +150,24 @@ void dcg_flush_thread(struct dthread *d)
 
 	if (k)
 		dcg_run_thread(&th);
+	dcg_plain_fn *plain = k ? dcg_run_plain() : NULL;
+	const struct _stp_syminfo *si = NULL;
+	const char *nm = NULL;
+	size_t nm_len = 0;
+	uint64_t si_of = 0;
 	for (size_t i = 0; k && i < upto; i++) {
 		const struct rec *r = &d->r[i];
-		const struct _stp_syminfo *si = st ? _stp_sym_lookup(st, r->name) : NULL;
+		/* a call and its return name the same function */
+		if (!nm || si_of != r->name) {
+			si = st ? _stp_sym_lookup(st, r->name) : NULL;
+			si_of = r->name;
+			if (!(nm = _stp_sym_cgname_kept(si, &nm_len)))
+				nm = name_of(st, r->name), nm_len = strlen(nm);
+		}
+		if (plain && !r->sig) {
+			plain(&th, r->kind == DCG_CALL, r->depth, r->ns, nm, nm_len);
+			continue;
+		}
 		struct dcg_sink_rec sr = {
 		    .kind = r->kind == DCG_CALL ? DCG_REC_CALL : DCG_REC_RETURN,
 		    .thread = &th,
@@ -162,7 +183,8 @@ void dcg_flush_thread(struct dthread *d)
 		    .sig = r->sig,
 		    .unwound = r->unwound,
 		};
-		sr.name = name_of(st, r->name);
+		sr.name = nm;
+		sr.name_len = nm_len;
 		dcg_run_record(&sr);
 	}
 	if (d->nr > upto && upto)

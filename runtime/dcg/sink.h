@@ -66,7 +66,8 @@ struct dcg_sink_rec {
 	 * it is in (NULL: in no module, e.g. JIT code). */
 	uint64_t addr;
 	const char *name, *func, *module;
-	int is_main; /* module is the main executable */
+	size_t name_len; /* strlen(name), or 0: not known */
+	int is_main;	 /* module is the main executable */
 	/* The instruction and target of the event: a call's call instruction
 	 * (0 for the root or a handler run by the kernel) and callee; a
 	 * return's ret instruction (or the instruction that left the frame)
@@ -113,6 +114,12 @@ struct dcg_sink {
 	/* Its records keep the raw time (the tree's time column, unchanged);
 	 * durations are corrected all the same. */
 	int raw_clock;
+	/* A shortcut for what most records are: a call or return with no
+	 * signal, given while no durations or flight recorder are asked
+	 * for, so that nothing but these fields matters. It must write what
+	 * record() would. May be NULL. */
+	void (*plain)(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
+		      const char *name, size_t name_len);
 };
 
 #endif

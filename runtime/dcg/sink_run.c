@@ -501,6 +501,14 @@ void dcg_run_record(struct dcg_sink_rec *r)
 		deliver(r);
 }
 
+dcg_plain_fn *dcg_run_plain(void)
+{
+	/* as deliver() gives them to such a format: as they come */
+	if (cfg.ring > 0 || cfg.durations > 0 || cfg.sink->closes_open || !sink_ready())
+		return NULL;
+	return cfg.sink->plain;
+}
+
 void dcg_run_stop(const struct dcg_sink_thread *th, uint64_t ns, uint64_t mono_ns)
 {
 	if (!cfg.resolved)

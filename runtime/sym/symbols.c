@@ -42,6 +42,7 @@ struct _stp_symtab {
 };
 
 static char *debuginfo_path;
+static uint64_t generation; /* of the cached entries: see _stp_sym_generation */
 
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
@@ -130,6 +131,7 @@ struct _stp_symtab *_stp_sym_open(pid_t pid)
 
 static void clear_cache(struct _stp_symtab *st, uint64_t start, uint64_t end)
 {
+	generation++;
 	for (unsigned b = 0; b < SYM_BUCKETS; b++) {
 		struct symentry **pp = &st->buckets[b];
 
@@ -411,16 +413,20 @@ size_t _stp_sym_umodname(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 
 static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, size_t len);
 
-size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
+uint64_t _stp_sym_generation(void)
 {
-	const struct _stp_syminfo *i = _stp_sym_lookup(st, addr);
+	return generation;
+}
+
+const char *_stp_sym_cgname_kept(const struct _stp_syminfo *i, size_t *len)
+{
 	struct symentry *e =
 	    i ? (struct symentry *)((char *)i - offsetof(struct symentry, info)) : NULL;
 
 	/* made whole (C++ names may be kilobytes long) */
 	for (size_t cap = 256; e && !e->cgname && cap <= ((size_t)1 << 24); cap *= 2) {
 		char *v = malloc(cap);
-		size_t n = v ? cgname_of(i, addr, v, cap) : 0;
+		size_t n = v ? cgname_of(i, i->addr, v, cap) : 0;
 		if (!v)
 			break;
 		if (n + 1 < cap) {
@@ -431,14 +437,25 @@ size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t 
 		}
 	}
 	if (!e || !e->cgname)
-		return cgname_of(i, addr, buf, len);
+		return NULL;
+	*len = e->cglen;
+	return e->cgname;
+}
+
+size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len)
+{
+	size_t n;
+	const char *kept = _stp_sym_cgname_kept(_stp_sym_lookup(st, addr), &n);
+
+	if (!kept)
+		return cgname_of(_stp_sym_lookup(st, addr), addr, buf, len);
 	/* as put: what fits, and its length */
 	if (len) {
-		size_t n = e->cglen < len ? e->cglen : len - 1;
-		memcpy(buf, e->cgname, n);
-		buf[n] = '\0';
+		size_t k = n < len ? n : len - 1;
+		memcpy(buf, kept, k);
+		buf[k] = '\0';
 	}
-	return e->cglen < len ? e->cglen : (len ? len - 1 : 0);
+	return n < len ? n : (len ? len - 1 : 0);
 }
 
 static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, size_t len)

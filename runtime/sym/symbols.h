@@ -75,6 +75,12 @@ size_t _stp_sym_usymdata(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 size_t _stp_sym_usymname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 size_t _stp_sym_umodname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 size_t _stp_sym_cgname(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
+/* The cg name of i (a lookup's answer), made once and kept with it: valid
+ * as long as i is; its length in *len. NULL when out of memory. */
+const char *_stp_sym_cgname_kept(const struct _stp_syminfo *i, size_t *len);
+/* Changes whenever cached entries are dropped (unmapped, a table closed):
+ * a copy of a lookup's answer is good while it stays the same. */
+uint64_t _stp_sym_generation(void);
 /* "file:line" or "" when unknown. */
 size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 
