@@ -142,6 +142,7 @@ static const char *const probe_types[] = {
     "process(string).syscall.return",
     "process(string).thread.begin",
     "process(string).thread.end",
+    "procfs(string).write", /* "__stdin" only: the input probes */
     "timer.hz(number)",
     "timer.jiffies(number)",
     "timer.jiffies(number).randomize(number)",
