@@ -38,10 +38,10 @@ static void add_slot(struct slots *s, uint64_t got, const char *name)
 	s->n++;
 }
 
-/* Every symbol-named relocation of a dynamic relocation section: JUMP_SLOT
- * from .rela.plt, GLOB_DAT from .rela.dyn (stubs in .plt.got use those),
- * unless jump_only. */
-static void read_relocs(Elf *elf, struct slots *s, int jump_only)
+/* Every symbol-named JUMP_SLOT relocation (.rela.plt). The stubs of
+ * .plt.got jump through GLOB_DAT slots; SystemTap 4.8 does not count them
+ * as PLT entries (no .plt("__cxa_finalize")), nor does this. */
+static void read_relocs(Elf *elf, struct slots *s)
 {
 	Elf_Scn *scn = NULL;
 
@@ -68,7 +68,7 @@ static void read_relocs(Elf *elf, struct slots *s, int jump_only)
 			if (!gelf_getrela(d, (int)i, &r))
 				break;
 			type = (unsigned)GELF_R_TYPE(r.r_info);
-			if (type != R_X86_64_JUMP_SLOT && (jump_only || type != R_X86_64_GLOB_DAT))
+			if (type != R_X86_64_JUMP_SLOT)
 				continue;
 			if (!gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym))
 				continue;
@@ -163,7 +163,7 @@ int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out
 		close(fd);
 		return -1;
 	}
-	read_relocs(elf, &s, 0);
+	read_relocs(elf, &s);
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		const char *nm;
@@ -185,9 +185,6 @@ int dwq_plt_entries(struct dwq_mod *m, const char *pattern, struct dwq_plts *out
 			scan_stubs(scn, &sh, 16, 16, &s, pattern, out, &cap);
 		else if (!strcmp(nm, ".plt.sec"))
 			scan_stubs(scn, &sh, 0, 16, &s, pattern, out, &cap);
-		else if (!strcmp(nm, ".plt.got"))
-			scan_stubs(scn, &sh, 0, sh.sh_entsize ? sh.sh_entsize : 8, &s, pattern, out,
-				   &cap);
 	}
 	free(s.v);
 	elf_end(elf);
@@ -214,7 +211,7 @@ int dwq_plt_candidates(struct dwq_mod *m, char ***out)
 	char **v;
 
 	if (elf)
-		read_relocs(elf, &s, 1);
+		read_relocs(elf, &s);
 	v = calloc(s.n + 1, sizeof *v);
 	if (!v)
 		abort();

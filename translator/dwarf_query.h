@@ -79,16 +79,24 @@ struct dwq_funcs {
 	size_t n;
 };
 
-/* A parsed "PATTERN[@FILE[:LINE[-LINE2]]]". line0 = 0: no line given;
- * line_any: LINE was "*". */
+/* A parsed "PATTERN[@FILE[:LINES|+N]]", LINES "*" or "N[-M][,...]":
+ * ranges (nranges 0: no line given; line0/line1 their lowest and highest
+ * line); line_any: LINES was "*"; relative: "+N", line0 = N lines after
+ * the function's declaration line. */
 struct dwq_spec {
 	char *func;
 	char *file; /* NULL if absent */
 	int line0, line1;
 	int line_any;
+	int relative;
+	int (*ranges)[2];
+	int nranges;
+	int single_line; /* ":N" (a "no line records" message names it) */
 };
 int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t errlen);
 void dwq_spec_free(struct dwq_spec *s);
+/* Is LINE one of the spec's lines (ranges, or "*")? */
+int dwq_spec_has_line(const struct dwq_spec *s, int line);
 
 /* Does the file pattern of a spec match FILE (a path, or NULL)? */
 int dwq_file_matches(const char *pattern, const char *file);
@@ -101,8 +109,10 @@ int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind, enum 
 		  int exported_only, struct dwq_funcs *out, char *err, size_t errlen);
 void dwq_funcs_free(struct dwq_funcs *f);
 
-/* .statement("FUNC@FILE:LINE"): the addresses where code for LINE starts
- * inside the matching functions (one per contiguous run of the line). */
+/* .statement("FUNC[@FILE[:LINES|+N]]"): for each matching function and
+ * each of its lines the spec names, the lowest address of a row of that
+ * line (SystemTap's one probe per line); without a line, the function's
+ * entry, named by its declaration line. */
 struct dwq_stmt {
 	uint64_t addr;
 	char *func;
@@ -112,12 +122,15 @@ struct dwq_stmt {
 struct dwq_stmts {
 	struct dwq_stmt *v;
 	size_t n;
+	/* none found for a single line (":N", "+N"): SystemTap's "no line
+	 * records for FILE:N [man error::dwarf] (try :A or :B)", else NULL */
+	char *hint;
 };
 int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
 		   size_t errlen);
 void dwq_stmts_free(struct dwq_stmts *s);
 
-/* .plt("PATTERN"): PLT entries (.plt, .plt.sec, .plt.got) of the
+/* .plt("PATTERN"): PLT entries (.plt, .plt.sec; not .plt.got) of the
  * functions whose names match. An entry's addr is that of the stub a call
  * goes through (in .plt.sec when the binary has one). */
 struct dwq_plt {

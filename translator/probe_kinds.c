@@ -141,6 +141,13 @@ static const struct probe_kind_def kinds[PK_COUNT] = {
 		  .runtime_kind = "STP_PROBE_STDIN",
 		  .what = "an input probe",
 		  .lower_args = probes_lower_stdin},
+    [PK_PROCESS_LABEL] = {.name = "process.function.label",
+			  .points = {"label"},
+			  .resolve = proc_resolve_label,
+			  .flags = AT_ADDRESS | PKF_AFTER_FUNCTION,
+			  .runtime_kind = "STP_PROBE_PROCESS_FUNCTION",
+			  .lower_dwarf = proc_lower_dwarf,
+			  .listing_vars = proc_function_vars},
 };
 
 const struct probe_kind_def *pk_def(enum probe_kind k)

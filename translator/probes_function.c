@@ -89,11 +89,11 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 	}
 	struct dwq_mod *m = proc_open_mod(img, msg, sizeof msg);
 	if (!m)
-		return pp_fail(err, c1->tok, "%s", msg);
+		return pp_fail(err, proc_msg_tok(c, msg, c1->tok), "%s", msg);
 	struct dwq_funcs fs;
 	if (dwq_functions(m, c1->arg->str, kind, dwq_prologue_default, exported, &fs, msg,
 			  sizeof msg) < 0)
-		return pp_fail(err, c1->tok, "%s", msg);
+		return pp_fail(err, proc_msg_tok(c, msg, c1->tok), "%s", msg);
 	if (fs.n == 0) {
 		dwq_funcs_free(&fs);
 		return proc_no_match(m, pp, lib, c1->arg->str, 0, err);

@@ -30,12 +30,12 @@ enum pp_result probes_resolve_stdin(const struct pp_at *at, struct derived_probe
 static int check_readonly(struct expr *e, void *arg)
 {
 	struct elab *c = arg;
-	struct expr *l = e->kind == E_ASSIGN || e->kind == E_PRE_INC || e->kind == E_POST_INC
-	    ? e->left
-	    : NULL;
+	struct expr *l =
+	    e->kind == E_ASSIGN || e->kind == E_PRE_INC || e->kind == E_POST_INC ? e->left : NULL;
 
 	if (l && l->kind == E_TARGET && l->str && !strcmp(l->str, "$value"))
-		elab_error(c, l->tok, "procfs $value variable is read-only in a procfs write probe");
+		elab_error(c, l->tok,
+			   "procfs $value variable is read-only in a procfs write probe");
 	return 0;
 }
 

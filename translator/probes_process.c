@@ -463,3 +463,10 @@ char *probes_event_vars(const struct derived_probe *dp)
 	return xstrdup(" $syscall:long $arg1:long $arg2:long $arg3:long $arg4:long "
 		       "$arg5:long $arg6:long");
 }
+
+const struct token *proc_msg_tok(const struct elab *c, const char *msg, const struct token *tok)
+{
+	if (c->probe_kw && !strncmp(msg, "malformed specification", 23))
+		return c->probe_kw;
+	return tok;
+}
