@@ -339,14 +339,6 @@ int dwq_file_matches(const char *pattern, const char *file)
 	return 0;
 }
 
-/* FUNC@FILE+N names no declaration line: any (as SystemTap) */
-static int line_matches(const struct dwq_spec *s, int line)
-{
-	if (!s->nranges || s->relative)
-		return 1;
-	return dwq_spec_has_line(s, line);
-}
-
 /* ---- function collection ---- */
 
 struct collect {
@@ -534,8 +526,6 @@ static void add_dwarf_func(struct collect *c, Dwarf_Die *die, int inlined, const
 	file = dwarf_decl_file(die);
 	dwarf_decl_line(die, &line);
 	if (c->spec.file && !dwq_file_matches(c->spec.file, file))
-		return;
-	if (c->spec.file && !line_matches(&c->spec, line))
 		return;
 	f = push_func(c);
 	f->name = strdup(name);

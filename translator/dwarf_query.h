@@ -102,7 +102,9 @@ int dwq_spec_has_line(const struct dwq_spec *s, int line);
 int dwq_file_matches(const char *pattern, const char *file);
 
 /* Functions matching SPEC (SystemTap wildcards * ? [...] through
- * fnmatch), sorted by entry address then name. exported_only keeps those
+ * fnmatch; a line in SPEC is not looked at: SystemTap 4.8 matches
+ * FUNC@FILE:N as FUNC@FILE, with a warning), sorted by entry address then
+ * name. exported_only keeps those
  * in .dynsym (.exported). A match of nothing is not an error here: OUT is
  * empty. */
 int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind, enum dwq_prologue pmode,
