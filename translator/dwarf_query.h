@@ -167,6 +167,10 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen);
 /* The resolved DT_NEEDED closure of EXE (absolute paths, breadth-first,
  * no duplicates); returns the count, -1 on error. *out is malloc'd. */
 int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen);
+/* The same libraries named as ldd (and SystemTap's "similar libraries")
+ * names them: the path where the search found each, the interpreter (when
+ * a library needs it) by EXE's PT_INTERP. */
+int dwq_needed_names(const char *exe, char ***out, char *err, size_t errlen);
 void dwq_free_strv(char **v, int n);
 
 /* What SystemTap 4.8 suggests when a probe point of M matches nothing

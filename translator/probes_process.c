@@ -313,9 +313,9 @@ static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
 	char *lib = dwq_find_library(exe, c1->arg->str, msg, sizeof msg);
 	if (!lib && !strchr(c1->arg->str, '/')) {
 		/* SystemTap's "no match (similar libraries: ...)", the libraries
-		 * the executable needs */
+		 * the executable needs, as ldd names them */
 		char **libs;
-		int n = dwq_needed_closure(exe, &libs, msg, sizeof msg);
+		int n = dwq_needed_names(exe, &libs, msg, sizeof msg);
 		struct vec names = {0};
 		for (int i = 0; i < n; i++)
 			vec_push(&names, libs[i]);
