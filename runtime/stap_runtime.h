@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STP_ABI_VERSION 4
+#define STP_ABI_VERSION 5
 
 /* ---- values ---- */
 
@@ -192,6 +192,10 @@ void _stp_warn(struct _stp_context *c, const char *msg); /* "WARNING: msg" on st
 /* Copy len bytes at addr; on a fault sets "read fault [man error::fault] at
  * 0x..." in c and returns -1. */
 int _stp_read_memory(struct _stp_context *c, uint64_t addr, void *buf, size_t len);
+/* $value of procfs("__stdin").write: the byte just read from stdin, as a
+ * string ("" outside such a probe). */
+const char *_stp_input_value(void);
+
 /* target(): the -c child's or -x pid, 0 without one. */
 int64_t _stp_target_pid(void);
 
@@ -264,6 +268,9 @@ enum _stp_probe_kind {
 	/* the dynamic call graph's events (runtime/dcg.c), in the traced thread */
 	STP_PROBE_DCG_CALL,
 	STP_PROBE_DCG_RETURN,
+	/* procfs("__stdin").write (input.char, input.line): a byte of
+	 * staprun's stdin (runtime/probes/input.c) */
+	STP_PROBE_STDIN,
 };
 
 struct _stp_probe {

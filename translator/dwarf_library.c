@@ -57,6 +57,7 @@ struct dyninfo {
 	char *rpath, *runpath;
 	int is64;
 	int soname, interp, is_dyn; /* DT_SONAME, PT_INTERP, ET_DYN */
+	char *interp_path;	    /* PT_INTERP's text */
 };
 
 static void read_dynamic(const char *path, struct dyninfo *di)
@@ -80,8 +81,13 @@ static void read_dynamic(const char *path, struct dyninfo *di)
 	di->is_dyn = gelf_getehdr(elf, &eh) && eh.e_type == ET_DYN;
 	for (size_t i = 0; elf_getphdrnum(elf, &nph) == 0 && i < nph; i++) {
 		GElf_Phdr ph;
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP) {
+			char buf[PATH_MAX];
 			di->interp = 1;
+			if (!di->interp_path && ph.p_filesz && ph.p_filesz < sizeof buf &&
+			    pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
+				di->interp_path = strndup(buf, ph.p_filesz);
+		}
 	}
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
@@ -120,6 +126,7 @@ static void dyninfo_free(struct dyninfo *di)
 	dwq_free_strv(di->needed.v, di->needed.n);
 	free(di->rpath);
 	free(di->runpath);
+	free(di->interp_path);
 }
 
 /* ET_DYN with a DT_SONAME, or without a PT_INTERP (a PIE has an
@@ -143,11 +150,16 @@ static int is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* dwq_needed_names: paths as the search found them, not canonical */
+static int as_found;
+
 static char *canon(const char *p)
 {
 	char buf[PATH_MAX];
 
-	return realpath(p, buf) ? strdup(buf) : NULL;
+	if (!realpath(p, buf))
+		return NULL;
+	return strdup(as_found ? p : buf);
 }
 
 /* Search a colon-separated list of directories, expanding $ORIGIN. */
@@ -246,9 +258,12 @@ static char *resolve_needed(const char *name, const struct dyninfo *di, const ch
 	return search_dirs(default_dirs, origin, name);
 }
 
-int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen)
+/* Breadth-first over EXE's DT_NEEDED; with as_found set, the paths as
+ * found, one per file (ids: their canonical paths), the interpreter of
+ * EXE, when needed, named by its PT_INTERP (as ldd names them). */
+static int closure(const char *exe, char ***out, char *err, size_t errlen)
 {
-	struct strv done = {0};
+	struct strv done = {0}, ids = {0};
 	char *first = canon(exe);
 
 	*out = NULL;
@@ -256,29 +271,58 @@ int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen)
 		dwq_seterr(err, errlen, "cannot find executable %s: %s", exe, strerror(errno));
 		return -1;
 	}
+	char id0[PATH_MAX], interp_id[PATH_MAX];
+	char *interp = NULL;
 	sv_push(&done, first);
+	sv_push(&ids, strdup(realpath(first, id0) ? id0 : first));
 	/* done.v[0] is EXE itself; breadth-first over the rest. */
 	for (int i = 0; i < done.n; i++) {
 		struct dyninfo di;
 		char *dircopy = strdup(done.v[i]);
 		const char *origin = dirname(dircopy);
+		char buf[PATH_MAX];
 
 		read_dynamic(done.v[i], &di);
+		if (as_found && i == 0 && di.interp_path && realpath(di.interp_path, interp_id))
+			interp = strdup(di.interp_path);
 		for (int k = 0; k < di.needed.n; k++) {
 			char *p = resolve_needed(di.needed.v[k], &di, origin);
+			char *id = p && realpath(p, buf) ? buf : p;
 
-			if (p && !sv_has(&done, p))
-				sv_push(&done, p);
-			else
+			if (p && interp && !strcmp(id, interp_id)) {
+				/* the loader has it already, by this name */
 				free(p);
+				p = strdup(interp);
+			}
+			if (p && !sv_has(&done, p) && !sv_has(&ids, id)) {
+				sv_push(&ids, strdup(id));
+				sv_push(&done, p);
+			} else {
+				free(p);
+			}
 		}
 		dyninfo_free(&di);
 		free(dircopy);
 	}
+	dwq_free_strv(ids.v, ids.n);
+	free(interp);
 	free(done.v[0]);
 	memmove(done.v, done.v + 1, (size_t)(done.n - 1) * sizeof *done.v);
 	*out = done.v;
 	return done.n - 1;
+}
+
+int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen)
+{
+	return closure(exe, out, err, errlen);
+}
+
+int dwq_needed_names(const char *exe, char ***out, char *err, size_t errlen)
+{
+	as_found = 1;
+	int n = closure(exe, out, err, errlen);
+	as_found = 0;
+	return n;
 }
 
 /* "libc" or "libc.so" matches "libc.so.6"; patterns match basenames. */

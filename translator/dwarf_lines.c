@@ -55,17 +55,42 @@ static void push(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *fu
 	o->n++;
 }
 
-/* Rows of LINE that start a run of that line (the row before, in address
- * order, is another line or outside the function). */
-static void lines_in_func(struct dwq_mod *m, Dwarf_Die *fn, const char *fname,
-			  const struct dwq_spec *s, struct dwq_stmts *o, size_t *cap)
+/* What a single line that has no rows is near: the closest lines with rows
+ * at most NEAR_LINES before and after it, in the first file matched. */
+#define NEAR_LINES 5
+struct near {
+	char *file;
+	int want;
+	int below, above; /* 0: none */
+};
+
+static void note_near(struct near *nr, const char *file, int want, int line)
+{
+	if (!nr->file) {
+		nr->file = strdup(file);
+		nr->want = want;
+	} else if (strcmp(nr->file, file) || nr->want != want) {
+		return;
+	}
+	if (line < want && want - line <= NEAR_LINES && line > nr->below)
+		nr->below = line;
+	if (line > want && line - want <= NEAR_LINES && (!nr->above || line < nr->above))
+		nr->above = line;
+}
+
+/* The rows of fn whose line the spec names (decl_line + N for "+N"): one
+ * per line, at its lowest address. */
+static void lines_in_func(struct dwq_mod *m, Dwarf_Die *fn, const char *fname, int decl_line,
+			  const struct dwq_spec *s, struct dwq_stmts *o, size_t *cap,
+			  struct near *nr)
 {
 	Dwarf_Die cu;
 	Dwarf_Lines *lines;
-	size_t nlines;
-	int prev_line = -1;
-	Dwarf_Addr prev_addr = 0;
+	size_t nlines, first = o->n;
+	int want = s->relative ? decl_line + s->line0 : s->line0;
 
+	if (s->relative && !decl_line)
+		return;
 	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &nlines) != 0)
 		return;
 	for (size_t i = 0; i < nlines; i++) {
@@ -79,16 +104,24 @@ static void lines_in_func(struct dwq_mod *m, Dwarf_Die *fn, const char *fname,
 			continue;
 		dwarf_linebeginstatement(l, &stmt);
 		dwarf_lineendsequence(l, &end);
-		if (end || !in_ranges(fn, a)) {
-			prev_line = -1;
+		if (end || !stmt || !in_ranges(fn, a))
+			continue;
+		file = dwarf_linesrc(l, NULL, NULL);
+		if (!file_matches(s->file, file))
+			continue;
+		if (s->relative ? line != want : !dwq_spec_has_line(s, line)) {
+			if (s->relative || s->single_line)
+				note_near(nr, file, want, line);
 			continue;
 		}
-		file = dwarf_linesrc(l, NULL, NULL);
-		if (stmt && (s->line_any || (line >= s->line0 && line <= s->line1)) &&
-		    line != prev_line && a != prev_addr && file_matches(s->file, file))
-			push(o, cap, dwq_dwarf_to_vaddr(m, a), fname, file, line);
-		prev_line = line;
-		prev_addr = a;
+		uint64_t v = dwq_dwarf_to_vaddr(m, a);
+		size_t k = first;
+		while (k < o->n && o->v[k].line != line)
+			k++;
+		if (k == o->n)
+			push(o, cap, v, fname, file, line);
+		else if (v < o->v[k].addr)
+			o->v[k].addr = v;
 	}
 }
 
@@ -101,38 +134,66 @@ static int cmp_stmt(const void *a, const void *b)
 	return strcmp(x->func, y->func);
 }
 
+static char *near_hint(const struct near *nr)
+{
+	char *h = NULL;
+	int r, want = nr->want;
+
+	if (!nr->file)
+		return NULL;
+	if (nr->below && nr->above)
+		r = asprintf(&h, "no line records for %s:%d [man error::dwarf] (try :%d or :%d)",
+			     nr->file, want, nr->below, nr->above);
+	else if (nr->below || nr->above)
+		r = asprintf(&h, "no line records for %s:%d [man error::dwarf] (try :%d)", nr->file,
+			     want, nr->below ? nr->below : nr->above);
+	else
+		r = asprintf(&h, "no line records for %s:%d [man error::dwarf]", nr->file, want);
+	return r < 0 ? NULL : h;
+}
+
 int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
 		   size_t errlen)
 {
 	struct dwq_spec s;
 	struct dwq_funcs fs;
+	struct near nr = {0};
 	size_t cap = 0;
+	int no_line;
 
 	memset(out, 0, sizeof *out);
 	if (dwq_parse_spec(spec, &s, err, errlen) < 0)
 		return -1;
-	if (!s.file || (!s.line0 && !s.line_any)) {
-		dwq_seterr(err, errlen, "statement probe needs FUNC@FILE:LINE, not '%s'", spec);
-		dwq_spec_free(&s);
-		return -1;
-	}
+	no_line = !s.nranges && !s.line_any && !s.relative;
 	if (!dwq_has_dwarf(m)) {
 		dwq_seterr(err, errlen, "no debuginfo for %s: cannot resolve '%s'", dwq_path(m),
 			   spec);
 		dwq_spec_free(&s);
 		return -1;
 	}
-	if (dwq_functions(m, s.func, DWQ_FUNCTION, DWQ_PROLOGUE_NEVER, 0, &fs, err, errlen) < 0) {
+	if (dwq_functions(m, s.func, no_line ? DWQ_CALL : DWQ_FUNCTION, DWQ_PROLOGUE_NEVER, 0, &fs,
+			  err, errlen) < 0) {
 		dwq_spec_free(&s);
 		return -1;
 	}
 	for (size_t i = 0; i < fs.n; i++) {
+		const struct dwq_func *f = &fs.v[i];
 		Dwarf_Die die;
 
-		if (fs.v[i].has_dwarf && dwarf_offdie(dwq_dwarf(m), fs.v[i].die, &die))
-			lines_in_func(m, &die, fs.v[i].name, &s, out, &cap);
+		if (!f->has_dwarf)
+			continue;
+		if (no_line) {
+			/* the entry, named by the declaration line */
+			if (!s.file || (f->decl_file && file_matches(s.file, f->decl_file)))
+				push(out, &cap, f->entry, f->name, f->decl_file, f->decl_line);
+		} else if (dwarf_offdie(dwq_dwarf(m), f->die, &die)) {
+			lines_in_func(m, &die, f->name, f->decl_line, &s, out, &cap, &nr);
+		}
 	}
 	dwq_funcs_free(&fs);
+	if (!out->n && (s.relative || s.single_line))
+		out->hint = near_hint(&nr);
+	free(nr.file);
 	dwq_spec_free(&s);
 	if (out->n)
 		qsort(out->v, out->n, sizeof *out->v, cmp_stmt);
@@ -146,6 +207,8 @@ void dwq_stmts_free(struct dwq_stmts *s)
 		free(s->v[i].file);
 	}
 	free(s->v);
+	free(s->hint);
 	s->v = NULL;
 	s->n = 0;
+	s->hint = NULL;
 }

@@ -229,41 +229,75 @@ static int parse_int(const char *s, const char **end, int *out)
 	return 0;
 }
 
-/* spec -> FUNC [ '@' FILE [ ':' ( '*' | LINE [ '-' LINE ] ) ] ] */
+/* ":" LINES after the file: '*', or items "N" / "N-M" separated by
+ * commas (man stapprobes: ":x,y-z"). */
+static int parse_lines(const char *p, struct dwq_spec *out)
+{
+	if (!strcmp(p, "*")) {
+		out->line_any = 1;
+		return 0;
+	}
+	out->single_line = !strpbrk(p, ",-");
+	for (;;) {
+		const char *e;
+		int lo, hi;
+
+		if (parse_int(p, &e, &lo) < 0)
+			return -1;
+		hi = lo;
+		/* hi < lo: no line (SystemTap: "no match") */
+		if (*e == '-' && parse_int(e + 1, &e, &hi) < 0)
+			return -1;
+		if (*e && *e != ',')
+			return -1;
+		out->ranges =
+		    realloc(out->ranges, (size_t)(out->nranges + 1) * sizeof *out->ranges);
+		if (!out->ranges)
+			abort();
+		out->ranges[out->nranges][0] = lo;
+		out->ranges[out->nranges][1] = hi;
+		if (!out->nranges++ || lo < out->line0)
+			out->line0 = lo;
+		if (hi > out->line1)
+			out->line1 = hi;
+		if (!*e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+/* spec -> FUNC [ '@' FILE [ ':' LINES | '+' N ] ] */
 int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t errlen)
 {
 	const char *at = strchr(spec, '@');
-	const char *colon;
+	const char *colon, *plus;
 
 	memset(out, 0, sizeof *out);
+	if (!*spec)
+		goto bad;
 	if (!at) {
 		out->func = strdup(spec);
 		return 0;
 	}
 	out->func = strndup(spec, (size_t)(at - spec));
 	colon = strrchr(at + 1, ':');
+	plus = strrchr(at + 1, '+');
+	if (!colon && plus && plus[1] && strspn(plus + 1, "0123456789") == strlen(plus + 1)) {
+		const char *e;
+
+		out->file = strndup(at + 1, (size_t)(plus - at - 1));
+		if (parse_int(plus + 1, &e, &out->line0) < 0)
+			goto bad;
+		out->relative = 1;
+		return 0;
+	}
 	if (!colon) {
 		out->file = strdup(at + 1);
 		return 0;
 	}
 	out->file = strndup(at + 1, (size_t)(colon - at - 1));
-	if (!strcmp(colon + 1, "*")) {
-		out->line_any = 1;
-		return 0;
-	}
-	{
-		const char *p = colon + 1, *e;
-
-		if (parse_int(p, &e, &out->line0) < 0)
-			goto bad;
-		out->line1 = out->line0;
-		if (*e == '-') {
-			if (parse_int(e + 1, &e, &out->line1) < 0 || out->line1 < out->line0)
-				goto bad;
-		}
-		if (*e)
-			goto bad;
-	}
+	if (parse_lines(colon + 1, out) < 0)
+		goto bad;
 	return 0;
 bad:
 	dwq_seterr(err, errlen, "malformed specification '%s'", spec);
@@ -271,10 +305,21 @@ bad:
 	return -1;
 }
 
+int dwq_spec_has_line(const struct dwq_spec *s, int line)
+{
+	if (s->line_any)
+		return 1;
+	for (int i = 0; i < s->nranges; i++)
+		if (line >= s->ranges[i][0] && line <= s->ranges[i][1])
+			return 1;
+	return 0;
+}
+
 void dwq_spec_free(struct dwq_spec *s)
 {
 	free(s->func);
 	free(s->file);
+	free(s->ranges);
 	memset(s, 0, sizeof *s);
 }
 
@@ -292,13 +337,6 @@ int dwq_file_matches(const char *pattern, const char *file)
 		if (!fnmatch(pattern, p + 1, 0))
 			return 1;
 	return 0;
-}
-
-static int line_matches(const struct dwq_spec *s, int line)
-{
-	if (!s->line0 || s->line_any)
-		return 1;
-	return line >= s->line0 && line <= s->line1;
 }
 
 /* ---- function collection ---- */
@@ -488,8 +526,6 @@ static void add_dwarf_func(struct collect *c, Dwarf_Die *die, int inlined, const
 	file = dwarf_decl_file(die);
 	dwarf_decl_line(die, &line);
 	if (c->spec.file && !dwq_file_matches(c->spec.file, file))
-		return;
-	if (c->spec.file && !line_matches(&c->spec, line))
 		return;
 	f = push_func(c);
 	f->name = strdup(name);

@@ -79,30 +79,42 @@ struct dwq_funcs {
 	size_t n;
 };
 
-/* A parsed "PATTERN[@FILE[:LINE[-LINE2]]]". line0 = 0: no line given;
- * line_any: LINE was "*". */
+/* A parsed "PATTERN[@FILE[:LINES|+N]]", LINES "*" or "N[-M][,...]":
+ * ranges (nranges 0: no line given; line0/line1 their lowest and highest
+ * line); line_any: LINES was "*"; relative: "+N", line0 = N lines after
+ * the function's declaration line. */
 struct dwq_spec {
 	char *func;
 	char *file; /* NULL if absent */
 	int line0, line1;
 	int line_any;
+	int relative;
+	int (*ranges)[2];
+	int nranges;
+	int single_line; /* ":N" (a "no line records" message names it) */
 };
 int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t errlen);
 void dwq_spec_free(struct dwq_spec *s);
+/* Is LINE one of the spec's lines (ranges, or "*")? */
+int dwq_spec_has_line(const struct dwq_spec *s, int line);
 
 /* Does the file pattern of a spec match FILE (a path, or NULL)? */
 int dwq_file_matches(const char *pattern, const char *file);
 
 /* Functions matching SPEC (SystemTap wildcards * ? [...] through
- * fnmatch), sorted by entry address then name. exported_only keeps those
+ * fnmatch; a line in SPEC is not looked at: SystemTap 4.8 matches
+ * FUNC@FILE:N as FUNC@FILE, with a warning), sorted by entry address then
+ * name. exported_only keeps those
  * in .dynsym (.exported). A match of nothing is not an error here: OUT is
  * empty. */
 int dwq_functions(struct dwq_mod *m, const char *spec, enum dwq_kind kind, enum dwq_prologue pmode,
 		  int exported_only, struct dwq_funcs *out, char *err, size_t errlen);
 void dwq_funcs_free(struct dwq_funcs *f);
 
-/* .statement("FUNC@FILE:LINE"): the addresses where code for LINE starts
- * inside the matching functions (one per contiguous run of the line). */
+/* .statement("FUNC[@FILE[:LINES|+N]]"): for each matching function and
+ * each of its lines the spec names, the lowest address of a row of that
+ * line (SystemTap's one probe per line); without a line, the function's
+ * entry, named by its declaration line. */
 struct dwq_stmt {
 	uint64_t addr;
 	char *func;
@@ -112,12 +124,15 @@ struct dwq_stmt {
 struct dwq_stmts {
 	struct dwq_stmt *v;
 	size_t n;
+	/* none found for a single line (":N", "+N"): SystemTap's "no line
+	 * records for FILE:N [man error::dwarf] (try :A or :B)", else NULL */
+	char *hint;
 };
 int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
 		   size_t errlen);
 void dwq_stmts_free(struct dwq_stmts *s);
 
-/* .plt("PATTERN"): PLT entries (.plt, .plt.sec, .plt.got) of the
+/* .plt("PATTERN"): PLT entries (.plt, .plt.sec; not .plt.got) of the
  * functions whose names match. An entry's addr is that of the stub a call
  * goes through (in .plt.sec when the binary has one). */
 struct dwq_plt {
@@ -152,6 +167,10 @@ char *dwq_find_executable(const char *name, char *err, size_t errlen);
 /* The resolved DT_NEEDED closure of EXE (absolute paths, breadth-first,
  * no duplicates); returns the count, -1 on error. *out is malloc'd. */
 int dwq_needed_closure(const char *exe, char ***out, char *err, size_t errlen);
+/* The same libraries named as ldd (and SystemTap's "similar libraries")
+ * names them: the path where the search found each, the interpreter (when
+ * a library needs it) by EXE's PT_INTERP. */
+int dwq_needed_names(const char *exe, char ***out, char *err, size_t errlen);
 void dwq_free_strv(char **v, int n);
 
 /* What SystemTap 4.8 suggests when a probe point of M matches nothing

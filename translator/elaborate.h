@@ -88,6 +88,9 @@ struct elab {
 	int changed;		  /* types.c: something inferred this round */
 	int context_calls;	  /* types.c: a call may type its function */
 	struct vec defined_nodes; /* @defined(...) rewritten to E_NUMBER 0 */
+	/* the 'probe' keyword of the probe whose point is being resolved
+	 * (SystemTap reports a malformed specification there) */
+	const struct token *probe_kw;
 };
 
 /* Report a semantic error (counted). Macros, so that diag.c sees each

@@ -650,6 +650,7 @@ static int derive_point(struct derive_state *st, struct probe *body, struct prob
 		return top_level_mismatch(c, pp, err);
 	struct derived_probe *dp = xcalloc(1, sizeof *dp);
 	struct pp_at at = {c, pp, 0, NULL, NULL};
+	c->probe_kw = body->tok;
 	enum pp_result r = resolve(&at, dp, err);
 	if (r == PP_NOMATCH)
 		return top_level_mismatch(c, pp, err);

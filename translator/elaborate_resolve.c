@@ -290,7 +290,9 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 		break;
 	case S_DELETE: {
 		/* as SystemTap's delete visitor: the leftmost operand of an
-		 * expression is what is deleted; a literal or a call cannot be */
+		 * expression is what is deleted; a literal or a call cannot be
+		 * (reported at the whole operand: SystemTap's "operator '+'"
+		 * for delete 1+x) */
 		struct expr *v = s->value;
 		while (v &&
 		       (v->kind == E_BINARY || v->kind == E_CONCAT || v->kind == E_LOGICAL ||
@@ -298,7 +300,7 @@ static void resolve_stmt(struct rctx *rc, struct stmt *s)
 		       v->left)
 			v = v->left;
 		if (v && (v->kind == E_NUMBER || v->kind == E_STRING || v->kind == E_CALL))
-			elab_error(rc->c, v->tok, "invalid operand of delete expression");
+			elab_error(rc->c, s->value->tok, "invalid operand of delete expression");
 		else if (v && v->kind == E_SYMBOL)
 			v->var = find_var(rc, v->str, -1, v->tok);
 		else

@@ -134,6 +134,20 @@ static const struct probe_kind_def kinds[PK_COUNT] = {
     [PK_DCG_RETURN] = {.name = "__dynamic_call_graph.return",
 		       .flags = PKF_IN_TARGET | PKF_INTERNAL,
 		       .runtime_kind = "STP_PROBE_DCG_RETURN"},
+    [PK_STDIN] = {.name = "procfs(\"__stdin\").write",
+		  .points = {"procfs"},
+		  .resolve = probes_resolve_stdin,
+		  .flags = PKF_INTERNAL,
+		  .runtime_kind = "STP_PROBE_STDIN",
+		  .what = "an input probe",
+		  .lower_args = probes_lower_stdin},
+    [PK_PROCESS_LABEL] = {.name = "process.function.label",
+			  .points = {"label"},
+			  .resolve = proc_resolve_label,
+			  .flags = AT_ADDRESS | PKF_AFTER_FUNCTION,
+			  .runtime_kind = "STP_PROBE_PROCESS_FUNCTION",
+			  .lower_dwarf = proc_lower_dwarf,
+			  .listing_vars = proc_function_vars},
 };
 
 const struct probe_kind_def *pk_def(enum probe_kind k)

@@ -109,6 +109,11 @@ enum pp_result probes_resolve_timer(const struct pp_at *at, struct derived_probe
 				    struct pp_error *err);
 enum pp_result probes_resolve_dcg(const struct pp_at *at, struct derived_probe *dp,
 				  struct pp_error *err);
+/* probes_input.c: procfs("__stdin").write, what input.char and
+ * input.line (tapset/input.stp) are made of */
+enum pp_result probes_resolve_stdin(const struct pp_at *at, struct derived_probe *dp,
+				    struct pp_error *err);
+void probes_lower_stdin(struct elab *c, struct derived_probe *dp);
 /* probes_process.c: the process(...) family, and its own kinds
  * (.begin, .end) */
 enum pp_result probes_resolve_process(const struct pp_at *at, struct derived_probe *dp,

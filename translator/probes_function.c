@@ -35,6 +35,29 @@ enum pp_result proc_no_match(struct dwq_mod *m, const struct probe_point *pp, co
 	return r;
 }
 
+/* A line in .function("F@FILE:N") selects nothing (dwq_functions):
+ * SystemTap 4.8 warns, unless N is the declaration line of F, a name
+ * without wildcards. */
+static void line_warning(struct elab *c, const char *spec, const struct dwq_funcs *fs)
+{
+	struct dwq_spec sp;
+	char msg[DWQ_ERRLEN];
+
+	if (c->s->listing || dwq_parse_spec(spec, &sp, msg, sizeof msg) < 0)
+		return;
+	int warn = sp.nranges || sp.line_any || sp.relative;
+	if (warn && sp.single_line && !strpbrk(sp.func, "*?[")) {
+		warn = 0;
+		for (size_t i = 0; i < fs->n; i++)
+			warn |= fs->v[i].decl_line != sp.line0;
+	}
+	if (warn)
+		elab_warning(c, c->probe_kw,
+			     "For probing a particular line, use a .statement() probe, not "
+			     ".function()");
+	dwq_spec_free(&sp);
+}
+
 /* The .function(...) component is pp->components.v[fi]; lib: the
  * .library(...) module (absolute path) or NULL for the executable. */
 enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_probe *dp,
@@ -89,15 +112,16 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 	}
 	struct dwq_mod *m = proc_open_mod(img, msg, sizeof msg);
 	if (!m)
-		return pp_fail(err, c1->tok, "%s", msg);
+		return pp_fail(err, proc_msg_tok(c, msg, c1->tok), "%s", msg);
 	struct dwq_funcs fs;
 	if (dwq_functions(m, c1->arg->str, kind, dwq_prologue_default, exported, &fs, msg,
 			  sizeof msg) < 0)
-		return pp_fail(err, c1->tok, "%s", msg);
+		return pp_fail(err, proc_msg_tok(c, msg, c1->tok), "%s", msg);
 	if (fs.n == 0) {
 		dwq_funcs_free(&fs);
 		return proc_no_match(m, pp, lib, c1->arg->str, 0, err);
 	}
+	line_warning(c, c1->arg->str, &fs);
 	uint64_t base = proc_module_base(img);
 	struct derived_probe *d = dp;
 	for (size_t i = 0; i < fs.n; i++) {

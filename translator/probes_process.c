@@ -318,9 +318,9 @@ static enum pp_result resolve_library(struct elab *c, struct probe_point *pp,
 	char *lib = dwq_find_library(exe, c1->arg->str, msg, sizeof msg);
 	if (!lib && !strchr(c1->arg->str, '/')) {
 		/* SystemTap's "no match (similar libraries: ...)", the libraries
-		 * the executable needs */
+		 * the executable needs, as ldd names them */
 		char **libs;
-		int n = dwq_needed_closure(exe, &libs, msg, sizeof msg);
+		int n = dwq_needed_names(exe, &libs, msg, sizeof msg);
 		struct vec names = {0};
 		for (int i = 0; i < n; i++)
 			vec_push(&names, libs[i]);
@@ -466,4 +466,11 @@ char *probes_event_vars(const struct derived_probe *dp)
 	/* SystemTap lists its utrace context for all of these */
 	return xstrdup(" $syscall:long $arg1:long $arg2:long $arg3:long $arg4:long "
 		       "$arg5:long $arg6:long");
+}
+
+const struct token *proc_msg_tok(const struct elab *c, const char *msg, const struct token *tok)
+{
+	if (c->probe_kw && !strncmp(msg, "malformed specification", 23))
+		return c->probe_kw;
+	return tok;
 }

@@ -23,6 +23,11 @@ struct proc_point {
 
 /* ---- shared by the resolvers (probes_process.c) ---- */
 
+/* Where a resolver reports MSG, an error of the debug-info queries about
+ * the component at TOK: SystemTap reports a malformed specification at
+ * the probe's keyword. */
+const struct token *proc_msg_tok(const struct elab *c, const char *msg, const struct token *tok);
+
 /* The module at PATH, opened once for the whole run (target variables
  * need it); NULL with ERR set. */
 struct dwq_mod *proc_open_mod(const char *path, char *err, size_t errlen);
@@ -53,6 +58,9 @@ enum pp_result proc_no_match(struct dwq_mod *m, const struct probe_point *pp, co
 enum pp_result proc_resolve_callee(const struct pp_at *at, struct derived_probe *dp,
 				   struct pp_error *err);
 void proc_lower_callee(struct elab *c, struct derived_probe *dp);
+/* probes_label.c: .function(...).label("L") */
+enum pp_result proc_resolve_label(const struct pp_at *at, struct derived_probe *dp,
+				  struct pp_error *err);
 char *proc_function_vars(const struct derived_probe *dp);
 enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_probe *dp,
 				      struct pp_error *err);

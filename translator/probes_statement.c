@@ -1,6 +1,8 @@
-/* process(...).statement("FUNC@FILE:LINE") and .statement(ADDRESS)
- * [.absolute], also after .library("LIB"): one probe per place the line's
- * code starts, or at the address. */
+/* process(...).statement("FUNC[@FILE[:LINES|+N]]") and
+ * .statement(ADDRESS)[.absolute], also after .library("LIB"): one probe
+ * per function and line (LINES: "*", "N", "N-M", "N,M-K"; "+N": N lines
+ * after the function's declaration; none: the function's entry), or at
+ * the address. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +42,7 @@ static void lib_pn(const struct probe_point *pp, struct derived_probe *d, const 
 	free(pre);
 }
 
-/* .statement("FUNC@FILE:LINE"), .statement(ADDRESS)[.absolute] at
+/* .statement("FUNC[@FILE[:LINES|+N]]"), .statement(ADDRESS)[.absolute] at
  * pp->components.v[si]. An absolute address is where the code runs (no
  * load bias); a plain one is an ELF vaddr of the module. */
 enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_probe *dp,
@@ -66,7 +68,7 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 		return pp_fail(err, cs->tok, "expected a string or a number");
 	struct dwq_mod *m = proc_open_mod(img, msg, sizeof msg);
 	if (!m)
-		return pp_fail(err, cs->tok, "%s", msg);
+		return pp_fail(err, proc_msg_tok(c, msg, cs->tok), "%s", msg);
 	/* SystemTap's pp() names a library as a process (lib_pn) */
 	proc_pp_prefix(lib ? lib : exe, NULL, pre, sizeof pre);
 	if (cs->arg->kind == E_NUMBER) {
@@ -94,8 +96,10 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 	}
 	struct dwq_stmts st;
 	if (dwq_statements(m, cs->arg->str, &st, msg, sizeof msg) < 0)
-		return pp_fail(err, cs->tok, "%s", msg);
+		return pp_fail(err, proc_msg_tok(c, msg, cs->tok), "%s", msg);
 	if (st.n == 0) {
+		if (st.hint && !c->s->listing)
+			elab_error(c, NULL, "%s", st.hint);
 		dwq_stmts_free(&st);
 		return pp_fail(err, NULL, "no match");
 	}

@@ -27,8 +27,10 @@ enum probe_kind {
 	PK_PROCESS_THREAD_END,	   /* process[(...)].thread.end */
 	PK_PROCESS_SYSCALL,	   /* process[(...)].syscall */
 	PK_PROCESS_SYSCALL_RETURN, /* process[(...)].syscall.return */
-	PK_DCG_CALL,   /* __dynamic_call_graph.call (tapset alias dynamic_call_graph.call) */
-	PK_DCG_RETURN, /* __dynamic_call_graph.return */
+	PK_DCG_CALL,	  /* __dynamic_call_graph.call (tapset alias dynamic_call_graph.call) */
+	PK_DCG_RETURN,	  /* __dynamic_call_graph.return */
+	PK_STDIN,	  /* procfs("__stdin").write: stdin, the input.* aliases */
+	PK_PROCESS_LABEL, /* process(...).function(...).label(...) */
 	PK_COUNT
 };
 

@@ -36,6 +36,12 @@ int _stp_timers_start(const struct _stp_module *m, int64_t now);
 int64_t _stp_timers_run(int64_t now);
 void _stp_timers_stop(void);
 
+/* input.c: the fd the run loop polls for the input probes of m (-1:
+ * none, or stdin is at its end); after poll says it is readable, read
+ * what is there and run every input probe once per byte. */
+int _stp_input_fd(const struct _stp_module *m);
+void _stp_input_run(const struct _stp_module *m);
+
 /* The module being run (process_probes.c). */
 const struct _stp_module *_stp_proc_module(void);
 

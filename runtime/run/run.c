@@ -11,7 +11,8 @@
  * The loop waits in ppoll() on a signalfd and, with -x, a pidfd; the
  * ptrace engine will add waitpid events (SIGCHLD arrives on the same
  * signalfd) without changing its shape. A system-wide run (no -c, no -x)
- * also waits on its watcher of new processes (syswide.h). */
+ * also waits on its watcher of new processes (syswide.h), and input
+ * probes on stdin (probes/input.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -192,8 +193,9 @@ static int handle_signals(struct run *r)
 static void event_loop(struct run *r)
 {
 	while (_stp_session_state == STP_SESSION_RUNNING && !_stp_exit_requested) {
-		struct pollfd fds[3];
+		struct pollfd fds[4];
 		int nfds = 0, pidfd = _stp_target_pidfd(), swfd = _stp_sw_fd();
+		int infd = _stp_input_fd(r->m), pidfd_i = -1, infd_i = -1;
 		int64_t now = _stp_gettime_ns(CLOCK_MONOTONIC), wake = INT64_MAX;
 		struct timespec ts, *tsp = NULL;
 
@@ -215,10 +217,16 @@ static void event_loop(struct run *r)
 			tsp = &ts;
 		}
 		fds[nfds++] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
-		if (pidfd >= 0)
+		if (pidfd >= 0) {
+			pidfd_i = nfds;
 			fds[nfds++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+		}
 		if (swfd >= 0)
 			fds[nfds++] = (struct pollfd){.fd = swfd, .events = POLLIN};
+		if (infd >= 0) {
+			infd_i = nfds;
+			fds[nfds++] = (struct pollfd){.fd = infd, .events = POLLIN};
+		}
 		if (ppoll(fds, (nfds_t)nfds, tsp, NULL) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -227,8 +235,11 @@ static void event_loop(struct run *r)
 		}
 		if ((fds[0].revents & POLLIN) && handle_signals(r))
 			break;
-		if (pidfd >= 0 && (fds[1].revents & (POLLIN | POLLHUP)))
+		if (pidfd_i >= 0 && (fds[pidfd_i].revents & (POLLIN | POLLHUP)))
 			break; /* the -x process exited */
+		/* POLLHUP with no data left: read() sees the end */
+		if (infd_i >= 0 && fds[infd_i].revents)
+			_stp_input_run(r->m);
 		if (_stp_sw_active())
 			_stp_sw_poll(_stp_gettime_ns(CLOCK_MONOTONIC));
 	}

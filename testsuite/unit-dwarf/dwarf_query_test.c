@@ -158,9 +158,11 @@ static void test_patterns(void)
 	snprintf(spec, sizeof spec, "add@target.c:%d", decl);
 	dw_check("pattern add@target.c:DECL", count(m, spec, DWQ_FUNCTION, 0) == 1, NULL);
 	snprintf(spec, sizeof spec, "*@target.c:%d-%d", decl - 1, decl + 1);
-	dw_check("pattern *@target.c:RANGE", count(m, spec, DWQ_FUNCTION, 0) == 1, NULL);
-	dw_check("pattern add@target.c:9999 matches nothing", count(m, "add@target.c:9999", DWQ_FUNCTION, 0) == 0,
-		 NULL);
+	/* the line selects nothing: SystemTap 4.8 matches F@FILE:N as F@FILE */
+	dw_check("pattern *@target.c:RANGE is *@target.c",
+		 count(m, spec, DWQ_FUNCTION, 0) == count(m, "*@target.c", DWQ_FUNCTION, 0), NULL);
+	dw_check("pattern add@target.c:9999 is add@target.c",
+		 count(m, "add@target.c:9999", DWQ_FUNCTION, 0) == 1, NULL);
 	dw_check("pattern *@nosuch.c matches nothing", count(m, "*@nosuch.c", DWQ_FUNCTION, 0) == 0, NULL);
 	dw_check("pattern nosuch matches nothing", count(m, "nosuch", DWQ_FUNCTION, 0) == 0, NULL);
 	dw_check(".inline twice", count(m, "twice", DWQ_INLINE, 0) == 1, NULL);
@@ -303,8 +305,11 @@ static void test_statements(void)
 	dw_check("statement on a line without code: none",
 		 dwq_statements(m, "main@target.c:1", &st, err, sizeof err) == 0 && st.n == 0, NULL);
 	dwq_stmts_free(&st);
-	dw_check("statement without a line is an error",
-		 dwq_statements(m, "main", &st, err, sizeof err) < 0, NULL);
+	dw_check("statement without a line: the function's entry",
+		 dwq_statements(m, "main", &st, err, sizeof err) == 0 && st.n == 1 &&
+		     !strcmp(st.v[0].func, "main"),
+		 NULL);
+	dwq_stmts_free(&st);
 	snprintf(spec, sizeof spec, "*@target.c:%d", dw_marker_line(src_target, "twice_body"));
 	{
 		int inl = 0;
@@ -467,7 +472,12 @@ static void test_specs(void)
 		{"@", 1, "", "", 0, 0, 0},
 		{"f@a.c:", 0, NULL, NULL, 0, 0, 0},
 		{"f@a.c:x", 0, NULL, NULL, 0, 0, 0},
-		{"f@a.c:9-3", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:9-3", 1, "f", "a.c", 9, 3, 0}, /* no line: "no match" */
+		{"f@a.c:5,7-9", 1, "f", "a.c", 5, 9, 0},
+		{"f@a.c+3", 1, "f", "a.c", 3, 0, 0},
+		{"f@a.c:4,x", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:4,", 0, NULL, NULL, 0, 0, 0},
+		{"", 0, NULL, NULL, 0, 0, 0},
 		{"f@a.c:-1", 0, NULL, NULL, 0, 0, 0},
 		{"f@a.c:99999999999", 0, NULL, NULL, 0, 0, 0},
 		{"f@a.c:3x", 0, NULL, NULL, 0, 0, 0},
