@@ -117,7 +117,7 @@ static struct dwq_mod *one_module(const char *name, struct dwq_mod *probe_mod, c
 	struct dwq_mod *m = NULL;
 	if (path)
 		m = probe_mod && !strcmp(path, dwq_path(probe_mod)) ? probe_mod
-								      : proc_open_mod(path, msg, len);
+								    : proc_open_mod(path, msg, len);
 	free(path);
 	return m;
 }
