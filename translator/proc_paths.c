@@ -4,17 +4,14 @@
 #include "dwarf_query.h"
 #include "probe_kinds.h"
 #include "util.h"
+#include "run/buildid.h"
 
-#include <fcntl.h>
-#include <gelf.h>
 #include <glob.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 void proc_as_library(struct derived_probe *dp)
 {
@@ -60,39 +57,6 @@ int proc_glob(const char *pattern, struct vec *out)
 	globfree(&g);
 	qsort(out->v, (size_t)out->n, sizeof *out->v, cmp_str);
 	return 0;
-}
-
-/* The GNU build ID of the ELF file at PATH into ID (at most 64 bytes);
- * its length, 0 if it has none. */
-static size_t build_id(const char *path, unsigned char *id)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	for (Elf_Scn *scn = NULL; e && !len && (scn = elf_nextscn(e, scn)) != NULL;) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-		while (!len && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
-			    nh.n_descsz <= 64) {
-				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
-				len = nh.n_descsz;
-			}
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return len;
 }
 
 /* The files process PID maps (its program first), pushed to OUT. */
@@ -146,10 +110,10 @@ char *proc_target_file(const char *path, const char *prog, long pid, int *maps)
 		char r[PATH_MAX];
 		*maps = realpath(files.v[i], r) && !strcmp(r, real);
 	}
-	if (!*maps && (wl = build_id(real, want)) > 0)
+	if (!*maps && (wl = _stp_build_id(real, want, sizeof want)) > 0)
 		for (int i = 0; i < files.n && !same; i++)
-			if (build_id(files.v[i], have) == wl && !memcmp(want, have, wl) &&
-			    realpath(files.v[i], real))
+			if (_stp_build_id(files.v[i], have, sizeof have) == wl &&
+			    !memcmp(want, have, wl) && realpath(files.v[i], real))
 				same = xstrdup(real);
 out:
 	for (int i = 0; i < files.n; i++)

@@ -9,6 +9,7 @@
 #include "probes_internal.h"
 #include "sym/symbols.h"
 #include "dcg/dcg.h"
+#include "run/buildid.h"
 
 #include <stdlib.h>
 #include <string.h>

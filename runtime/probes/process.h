@@ -65,8 +65,5 @@ void _stp_fileid_of(const char *path, struct _stp_fileid *id);
 void _stp_fileid_mapped(pid_t pid, const char *name, struct _stp_fileid *id);
 /* Both known and the same file. */
 int _stp_fileid_same(const struct _stp_fileid *a, const struct _stp_fileid *b);
-/* The GNU build ID of the ELF file at path into id (at most max bytes):
- * its length, 0 when it has none (or is no ELF file). */
-size_t _stp_build_id(const char *path, unsigned char *id, size_t max);
 
 #endif
