@@ -299,9 +299,13 @@ static int count_stmt(struct stmt *s, void *arg)
 				x->var->written++;
 		if (s->value_var && s->value_var->var)
 			s->value_var->var->written++;
-		if (s->array && s->array->kind == E_SYMBOL && s->array->var)
+		/* A sorted foreach sorts the array in place: SystemTap counts
+		 * it as a write (no never-assigned warning for it). */
+		if (s->array && s->array->kind == E_SYMBOL && s->array->var) {
 			s->array->var->read++;
-		else
+			if (s->sort_direction)
+				s->array->var->written++;
+		} else
 			walk_expr(s->array, count_expr, arg);
 		vec_foreach (struct expr *, x, &s->array_slice)
 			walk_expr(x, count_expr, arg);
