@@ -147,6 +147,10 @@ static int step_member(struct dwv_access *a, Dwarf_Die *cur_type, const char *me
 		*cur_type = target;
 		dwv_resolve_type(cur_type, &t);
 	}
+	if (t.kind == DWV_T_ARRAY) {
+		dwq_seterr(err, errlen, "invalid access '->%s' for array type", member);
+		return -1;
+	}
 	if (t.kind != DWV_T_STRUCT && t.kind != DWV_T_UNION) {
 		/* named as resolved: a typedef of int is "int" */
 		char *tn = dwv_type_name(t.has_die ? &t.die : cur_type);
