@@ -63,15 +63,8 @@ static void add_probe(struct callee_walk *w, const struct dwq_func *caller,
 		      const struct dwq_func *callee, const uint64_t *path, int level)
 {
 	const struct pp_at *at = w->at;
-	struct derived_probe *d = w->last ? xcalloc(1, sizeof *d) : w->first;
-	if (w->last)
-		w->last->more = d;
-	w->last = d;
-	struct proc_point *p = xcalloc(1, sizeof *p);
-	p->mod = w->m;
-	p->func_die = callee->die;
-	p->pc = p->entry_pc = callee->probe;
-	p->func = xstrdup(callee->name);
+	struct derived_probe *d = proc_chain_next(w->first, &w->last);
+	struct proc_point *p = proc_point_at(w->m, callee->die, callee->probe, callee->name);
 	char *l = at->lib ? dwq_library_pn(proc_lib_arg(at->pp), at->lib) : NULL;
 	char *from = dwl_function_pp(at->exe, l, caller, ""), *cs = spec_of(callee);
 	d->kind = PK_PROCESS_CALLEE;

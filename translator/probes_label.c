@@ -28,15 +28,8 @@ static void add_label(struct label_walk *w, const struct dwq_func *fn, Dwarf_Die
 	dwarf_decl_line(lab, &line);
 	struct dwq_func at_label = *fn;
 	at_label.decl_line = line;
-	struct derived_probe *d = w->last ? xcalloc(1, sizeof *d) : w->first;
-	if (w->last)
-		w->last->more = d;
-	w->last = d;
-	struct proc_point *p = xcalloc(1, sizeof *p);
-	p->mod = w->m;
-	p->func_die = fn->die;
-	p->pc = p->entry_pc = pc;
-	p->func = xstrdup(fn->name);
+	struct derived_probe *d = proc_chain_next(w->first, &w->last);
+	struct proc_point *p = proc_point_at(w->m, fn->die, pc, fn->name);
 	char *l = at->lib ? dwq_library_pn(proc_lib_arg(at->pp), at->lib) : NULL;
 	char *from = dwl_function_pp(at->exe, l, &at_label, "");
 	d->kind = PK_PROCESS_LABEL;

@@ -196,6 +196,26 @@ static char *through_target(const struct session *s, const struct token *tok, ch
 	return exe;
 }
 
+struct proc_point *proc_point_at(struct dwq_mod *m, Dwarf_Off func_die, uint64_t pc,
+				 const char *func)
+{
+	struct proc_point *p = xcalloc(1, sizeof *p);
+	p->mod = m;
+	p->func_die = func_die;
+	p->pc = p->entry_pc = pc;
+	p->func = xstrdup(func ? func : "");
+	return p;
+}
+
+struct derived_probe *proc_chain_next(struct derived_probe *first, struct derived_probe **last)
+{
+	struct derived_probe *d = *last ? xcalloc(1, sizeof *d) : first;
+	if (*last)
+		(*last)->more = d;
+	*last = d;
+	return d;
+}
+
 const char *proc_lib_arg(const struct probe_point *pp)
 {
 	return ((struct probe_component *)pp->components.v[1])->arg->str;

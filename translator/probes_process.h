@@ -33,6 +33,12 @@ const struct token *proc_msg_tok(const struct elab *c, const char *msg, const st
 struct dwq_mod *proc_open_mod(const char *path, char *err, size_t errlen);
 /* The page-aligned lowest PT_LOAD vaddr of an ELF file (0 if unknown). */
 uint64_t proc_module_base(const char *path);
+/* A point at PC, entered there, in function FUNC (FUNC_DIE, 0: none). */
+struct proc_point *proc_point_at(struct dwq_mod *m, Dwarf_Off func_die, uint64_t pc,
+				 const char *func);
+/* The next derived probe of a chain that starts at FIRST (itself when
+ * *LAST is NULL); *LAST becomes it. */
+struct derived_probe *proc_chain_next(struct derived_probe *first, struct derived_probe **last);
 /* The .library("...") argument as written (the point has one: v[1]). */
 const char *proc_lib_arg(const struct probe_point *pp);
 /* process("EXE")[.library("LIB")] as SystemTap's pn() has it. */

@@ -110,12 +110,8 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 			d->more = xcalloc(1, sizeof *d);
 			d = d->more;
 		}
-		struct proc_point *p = xcalloc(1, sizeof *p);
-		p->mod = m;
-		p->pc = st.v[i].addr;
-		p->entry_pc = st.v[i].addr;
-		p->func = xstrdup(st.v[i].func ? st.v[i].func : "");
-		p->func_die = function_die_at(m, st.v[i].func, st.v[i].addr);
+		struct proc_point *p = proc_point_at(
+		    m, function_die_at(m, st.v[i].func, st.v[i].addr), st.v[i].addr, st.v[i].func);
 		d->kind = PK_PROCESS_STATEMENT;
 		d->pp = xasprintf("%s.statement(\"%s@%s:%d\")", pre, st.v[i].func, st.v[i].file,
 				  st.v[i].line);
