@@ -9,13 +9,15 @@
  * compiler binary, this translator binary (so a rebuilt translator
  * never reuses objects of an older one) and every probed program and
  * library with its separate debug file and build-id (names, addresses
- * and types come from there). Files are known by path, device, inode,
+ * and types come from there), and the headers of @cast's header modules.
+ * Files are known by path, device, inode,
  * size, mtime and ctime: a rebuilt or replaced file changes the last
  * ones even when touch(1) gives it the old mtime. Entries that are not
  * ours or not private are ignored, never trusted. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include "cast_module.h"
 #include "emit.h"
 #include "probes_process.h"
 
@@ -254,6 +256,9 @@ const char *cache_hash(struct session *s)
 	struct dwq_mod *m;
 	vec_foreach (struct dwq_mod *, m, proc_opened_modules())
 		put_module(&c, m);
+	/* @cast's header modules: the types come from those files */
+	vec_foreach (const char *, a, cast_module_files())
+		put_file_id(&c, "cast-header", a);
 	put(&c, "g", s->guru ? "1" : "0");
 	put(&c, "u", s->unoptimized ? "1" : "0");
 	/* options that change the generated C or how it is compiled */

@@ -25,6 +25,32 @@ struct header_mod {
 	struct dwq_mod *mod; /* NULL: it did not compile */
 };
 static struct vec headers;
+/* Every file those compilations read (from gcc's -MD list): part of the
+ * compiled-script cache key, so a changed header is compiled again. */
+static struct vec header_files;
+
+const struct vec *cast_module_files(void)
+{
+	return &header_files;
+}
+
+/* The files of a make rule written by gcc -MD ("h.o: h.c a.h \\\n b.h"),
+ * without the object and the generated h.c. */
+static void read_deps(const char *path, const char *own_src)
+{
+	FILE *f = fopen(path, "re");
+	char word[4096];
+	int first = 1;
+	while (f && fscanf(f, " %4095s", word) == 1) {
+		if (first || !strcmp(word, "\\") || !strcmp(word, own_src)) {
+			first = 0;
+			continue;
+		}
+		vec_push(&header_files, xstrdup(word));
+	}
+	if (f)
+		fclose(f);
+}
 
 /* A header name goes into generated C (#include <NAME>): only the
  * characters of ordinary paths, never '>' or a newline. */
@@ -74,29 +100,36 @@ static struct dwq_mod *header_module(const char *spec, char *msg, size_t len)
 	char dir[] = "/tmp/stapcastXXXXXX";
 	if (src && mkdtemp(dir)) {
 		char *c = xasprintf("%s/h.c", dir), *o = xasprintf("%s/h.o", dir);
-		char *e = xasprintf("%s/cc.err", dir);
+		char *e = xasprintf("%s/cc.err", dir), *d = xasprintf("%s/h.d", dir);
 		FILE *f = fopen(c, "w");
 		if (f && fputs(src, f) >= 0 && fclose(f) == 0) {
 			char *argv[] = {(char *)pass4_compiler(),
 					"-g",
 					"-c",
 					"-fno-eliminate-unused-debug-types",
+					"-MD",
+					"-MF",
+					d,
 					"-o",
 					o,
 					c,
 					NULL};
-			if (pass4_run(argv, e) == 0)
+			if (pass4_run(argv, e) == 0) {
 				h->mod = dwq_open(o, msg, len);
+				read_deps(d, c);
+			}
 		} else if (f) {
 			fclose(f);
 		}
 		unlink(c);
 		unlink(o);
 		unlink(e);
+		unlink(d);
 		rmdir(dir);
 		free(c);
 		free(o);
 		free(e);
+		free(d);
 	}
 	free(src);
 found:

@@ -15,4 +15,8 @@
 struct dwq_mod *cast_module_find(const char *spec, const char *type, struct dwq_mod *probe_mod,
 				 Dwarf_Die *out, char *msg, size_t len);
 
+/* The files the header modules compiled so far were built from (paths,
+ * as strings), for the compiled-script cache key. */
+const struct vec *cast_module_files(void);
+
 #endif
