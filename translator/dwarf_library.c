@@ -325,16 +325,14 @@ int dwq_needed_names(const char *exe, char ***out, char *err, size_t errlen)
 	return n;
 }
 
-/* "libc" or "libc.so" matches "libc.so.6"; patterns match basenames. */
+/* A name or pattern matches a library's file name, as in SystemTap:
+ * "libc.so.6" or "libc.so*" names libc, "libc" or "libc.so" does not. */
 static int lib_name_matches(const char *want, const char *path)
 {
 	const char *base = strrchr(path, '/');
-	size_t wl = strlen(want);
 
 	base = base ? base + 1 : path;
-	if (!strcmp(want, base) || !fnmatch(want, base, 0))
-		return 1;
-	return !strncmp(base, want, wl) && (!strncmp(base + wl, ".so", 3) || base[wl] == '.');
+	return !strcmp(want, base) || !fnmatch(want, base, 0);
 }
 
 char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errlen)
@@ -358,7 +356,16 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 			found = strdup(libs[i]);
 	if (exe)
 		dwq_free_strv(libs, n);
-	if (!found) {
+	/* or by the name it was found by ("libz.so.1", a link to the file) */
+	n = exe && !found ? dwq_needed_names(exe, &libs, err, errlen) : 0;
+	for (int i = 0; i < n && !found; i++)
+		if (lib_name_matches(lib, libs[i]))
+			found = canon(libs[i]);
+	if (n > 0)
+		dwq_free_strv(libs, n);
+	/* A name applies to the libraries the program needs (stapprobes(3):
+	 * "statically determined to be in use"); any other takes its path. */
+	if (!found && !exe) {
 		struct dyninfo none;
 
 		memset(&none, 0, sizeof none);
