@@ -360,8 +360,9 @@ static void test_find_library(void)
 	p = dwq_find_library(obj("uselib"), "libdwtest.so", err, sizeof err);
 	dw_check_str("library libdwtest.so via DT_RUNPATH $ORIGIN", p, real);
 	free(p);
+	/* a prefix of the file name is no match (SystemTap: none either) */
 	p = dwq_find_library(obj("uselib"), "libdwtest", err, sizeof err);
-	dw_check_str("library libdwtest (no suffix)", p, real);
+	dw_check("library libdwtest (no suffix): no match", p == NULL, "got \"%s\"", p);
 	free(p);
 	p = dwq_find_library(obj("uselib"), real, err, sizeof err);
 	dw_check_str("library by absolute path", p, real);
