@@ -9,7 +9,7 @@
  * Only the stops are measured, not the core's own work per event, nor
  * the extra stops of real code between two events (singlestep, blockstep
  * where the processor ignores BTF): the figure is a lower bound. The
- * translate mechanism runs in the traced process: not measured here. */
+ * translate mechanism writes records without stopping: calib_translate.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -106,6 +106,8 @@ int64_t dcg_calibrate(const char *mech, char *how, size_t len)
 		ns = measure(_stp_dcg_calib_calls, PTRACE_SINGLEBLOCK, 2);
 	else if (!strcmp(mech, "singlestep"))
 		ns = measure(_stp_dcg_calib_calls, PTRACE_SINGLESTEP, 2);
+	else if (!strcmp(mech, "translate"))
+		return dcg_calibrate_translate(how, len);
 	else {
 		snprintf(how, len, "%s: not measured, nothing subtracted", mech);
 		return 0;

@@ -195,10 +195,11 @@ void dcg_records_stop(struct dthread *d, int64_t ns);
 /* The end of the run: the format's end. */
 void dcg_records_finish(void);
 
-/* ---- calib_ptrace.c ---- */
+/* ---- calib_ptrace.c, calib_translate.c ---- */
 /* The tracer's cost of one event under mechanism mech, in ns, measured
- * in a child (0 where it is not measured), and how it was measured. */
+ * now (0 where it is not measured), and how it was measured. */
 int64_t dcg_calibrate(const char *mech, char *how, size_t len);
+int64_t dcg_calibrate_translate(char *how, size_t len);
 /* The mechanism of this run (NULL before the first switch-on). */
 const char *dcg_mech_name(void);
 

@@ -41,7 +41,7 @@ void dcg_run_finish(void);
  * ("" when no record needed it). */
 void dcg_run_calibration(char *how, size_t len);
 /* In records.c: the tracer's cost of one event under the run's
- * mechanism, measured now (calib_ptrace.c), and how. */
+ * mechanism, measured now (calib_ptrace.c, calib_translate.c), and how. */
 int64_t dcg_run_calibrate(char *how, size_t len);
 
 /* ---- for the sinks ---- */
