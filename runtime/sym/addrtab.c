@@ -7,7 +7,9 @@
  * symbol replaces the kept one if it starts higher or binds more strongly
  * (global > gnu-unique > weak > local), or starts at the same place and
  * is smaller with no weaker binding, or no bigger with a stronger one.
- * The walk order matters, so the candidates are folded in index order. */
+ * The walk order matters, so the candidates are folded in index order.
+ * With no sized symbol over the address, a sizeless label of the same
+ * section at or below it is taken, unless a symbol ends above the label. */
 #include "addrtab.h"
 
 #include <stdint.h>
@@ -20,16 +22,21 @@ struct ent {
 	const char *name;
 	GElf_Sym sym;
 	int idx;
+	GElf_Word shndx; /* the section, extended indexes resolved */
+	Elf *elf;	 /* the symbol's file (main, debug or auxiliary) */
+	GElf_Addr bias;
 };
 
 struct func;
 
 struct _stp_addrtab {
-	struct ent *e; /* sized symbols, by value then index */
+	struct ent *e; /* all eligible symbols, by value then index */
 	size_t n;
+	size_t *sizeless; /* positions in e of the sizeless ones, in order */
+	size_t nsizeless;
 	GElf_Addr *labels; /* sizeless symbols of the global part, sorted */
 	size_t nlabels;
-	int first_global; /* >1: the table has a local part walked second */
+	int first_global;   /* >1: the table has a local part walked second */
 	struct func *funcs; /* for _stp_addrtab_find_func, made at its first call */
 	size_t nfuncs;
 	int funcs_done;
@@ -40,7 +47,7 @@ static int eligible(const char *name, const GElf_Sym *s)
 	int type = GELF_ST_TYPE(s->st_info);
 
 	return name && name[0] && s->st_shndx != SHN_UNDEF && type != STT_SECTION &&
-	       type != STT_FILE && type != STT_TLS;
+	    type != STT_FILE && type != STT_TLS;
 }
 
 static int by_value(const void *a, const void *b)
@@ -69,6 +76,7 @@ void _stp_addrtab_free(struct _stp_addrtab *t)
 	if (!t)
 		return;
 	free(t->e);
+	free(t->sizeless);
 	free(t->labels);
 	free(t->funcs);
 	free(t);
@@ -85,20 +93,22 @@ struct _stp_addrtab *_stp_addrtab_build(Dwfl_Module *mod)
 	t->first_global = fg;
 	t->e = malloc((size_t)n * sizeof *t->e);
 	t->labels = malloc((size_t)n * sizeof *t->labels);
-	if (!t->e || !t->labels) {
+	t->sizeless = malloc((size_t)n * sizeof *t->sizeless);
+	if (!t->e || !t->labels || !t->sizeless) {
 		_stp_addrtab_free(t);
 		return NULL;
 	}
 	for (int i = 1; i < n; i++) {
 		GElf_Sym s;
-		GElf_Addr a;
-		const char *nm = dwfl_module_getsym_info(mod, i, &s, &a, NULL, NULL, NULL);
+		GElf_Addr a, bias = 0;
+		GElf_Word shndx = 0;
+		Elf *elf = NULL;
+		const char *nm = dwfl_module_getsym_info(mod, i, &s, &a, &shndx, &elf, &bias);
 
 		if (!eligible(nm, &s))
 			continue;
-		if (s.st_size)
-			t->e[t->n++] = (struct ent){a, 0, nm, s, i};
-		else if (in_global_part(t, i))
+		t->e[t->n++] = (struct ent){a, 0, nm, s, i, shndx, elf, bias};
+		if (!s.st_size && in_global_part(t, i))
 			t->labels[t->nlabels++] = a;
 	}
 	qsort(t->e, t->n, sizeof *t->e, by_value);
@@ -109,6 +119,8 @@ struct _stp_addrtab *_stp_addrtab_build(Dwfl_Module *mod)
 		if (end < t->e[i].value)
 			end = UINT64_MAX;
 		t->e[i].maxend = i && t->e[i - 1].maxend > end ? t->e[i - 1].maxend : end;
+		if (!t->e[i].sym.st_size)
+			t->sizeless[t->nsizeless++] = i;
 	}
 	return t;
 }
@@ -135,8 +147,8 @@ static int better(const struct ent *kept, const struct ent *c)
 	if (kept->value < c->value || bk < bc)
 		return 1;
 	return kept->value == c->value &&
-	       ((kept->sym.st_size > c->sym.st_size && bk <= bc) ||
-		(kept->sym.st_size >= c->sym.st_size && bk < bc));
+	    ((kept->sym.st_size > c->sym.st_size && bk <= bc) ||
+	     (kept->sym.st_size >= c->sym.st_size && bk < bc));
 }
 
 /* The pick among CAND[0..n) (of one part of the table): libdwfl's walk
@@ -156,6 +168,54 @@ static const struct ent *fold(const struct ent **cand, size_t n)
 		if (!kept || better(kept, cand[i]))
 			kept = cand[i];
 	return kept;
+}
+
+/* The section holding A (libdwfl's same-section test for labels
+ * compares the sections of the address and of the label's value). */
+static Elf_Scn *section_of(Dwfl_Module *mod, GElf_Addr a)
+{
+	GElf_Addr bias = 0;
+
+	return dwfl_module_address_section(mod, &a, &bias);
+}
+
+/* No sized symbol holds ADDR, and both parts of the table are walked:
+ * libdwfl then takes the sizeless label of the same section nearest
+ * below ADDR, unless a symbol ends above it (the last in index order of
+ * those at the same place). LO: the entries below it are those <= addr. */
+static const struct ent *sizeless_pick(const struct _stp_addrtab *t, Dwfl_Module *mod,
+				       GElf_Addr addr, size_t lo)
+{
+	size_t a = 0, b = t->nsizeless, k;
+	GElf_Addr vmax;
+	const struct ent *pick = NULL;
+	Elf_Scn *here;
+
+	if (!lo)
+		return NULL;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (t->e[t->sizeless[mid]].value <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (!a)
+		return NULL;
+	vmax = t->e[t->sizeless[a - 1]].value;
+	if (vmax < t->e[lo - 1].maxend)
+		return NULL; /* a symbol below ADDR ends above the label */
+	here = section_of(mod, addr);
+	for (k = a; k-- > 0 && t->e[t->sizeless[k]].value == vmax;) {
+		const struct ent *c = &t->e[t->sizeless[k]];
+		int same = c->shndx >= SHN_LORESERVE ? c->value == addr
+						     : section_of(mod, c->value) == here;
+
+		if (same && (!pick || c->idx > pick->idx))
+			pick = c;
+	}
+	return pick;
 }
 
 static int has_label_at(const struct _stp_addrtab *t, GElf_Addr addr)
@@ -204,7 +264,7 @@ const char *_stp_addrtab_addrinfo(struct _stp_addrtab *t, Dwfl_Module *mod, GElf
 	for (size_t j = lo; j-- > 0 && t->e[j].maxend > addr;) {
 		const struct ent *c = &t->e[j];
 
-		if (addr - c->value >= c->sym.st_size)
+		if (!c->sym.st_size || addr - c->value >= c->sym.st_size)
 			continue;
 		if (ng == MAX_CAND || nl == MAX_CAND)
 			return ask_dwfl(mod, addr, off, sym);
@@ -213,12 +273,17 @@ const char *_stp_addrtab_addrinfo(struct _stp_addrtab *t, Dwfl_Module *mod, GElf
 		else
 			loc[nl++] = c;
 	}
-	if (ng)
+	if (ng) {
 		pick = fold(glob, ng);
-	else if (nl && !has_label_at(t, addr))
-		pick = fold(loc, nl);
-	if (!pick) /* sizeless labels and no symbol: libdwfl's own rules */
+	} else if (has_label_at(t, addr)) {
+		/* a global label at ADDR may stop the walk before the local
+		 * part: rare, left to libdwfl */
 		return ask_dwfl(mod, addr, off, sym);
+	} else {
+		pick = nl ? fold(loc, nl) : sizeless_pick(t, mod, addr, lo);
+		if (!pick)
+			return NULL;
+	}
 	*off = addr - pick->value;
 	*sym = pick->sym;
 	return pick->name;

@@ -1,8 +1,8 @@
 /* A module's symbol table sorted by address, so that the symbol of an
  * address is found by binary search rather than by libdwfl's linear walk
  * (dwfl_module_addrinfo). Answers are exactly dwfl_module_addrinfo's: the
- * table answers when a sized symbol contains the address and otherwise
- * asks libdwfl (sizeless labels, no symbol). Names point into the
+ * table answers itself except at a global sizeless label's address with
+ * no sized global symbol over it (then it asks libdwfl). Names point into the
  * module's string tables: the table lives no longer than its module. */
 #ifndef STP_ADDRTAB_H
 #define STP_ADDRTAB_H

@@ -1,6 +1,6 @@
 /* Tests of runtime/sym/addrtab.c: for every symbol of a few real modules
  * (libc.so.6, this test, libsqlite3 and python3.11 when installed), at its
- * start, middle, last byte and end, the sorted table must give exactly
+ * start, middle, last byte, end and past it, the sorted table must give exactly
  * dwfl_module_addrinfo's name, offset and size; and the .cold parent
  * search must agree with a walk of the symbol table.
  * Usage: addrtab_test */
@@ -88,11 +88,14 @@ static void test_module(const char *label, const char *path)
 		GElf_Addr a, pa = 0, ta = 0;
 		GElf_Sym ts;
 		const char *nm = dwfl_module_getsym_info(mod, i, &s, &a, NULL, NULL, NULL);
-		GElf_Addr probe[5] = {a, a + s.st_size / 2, a + s.st_size - 1, a + s.st_size, a + 1};
+		/* start, middle, last byte, end, just after, and further on (gaps:
+		 * the functions a stripped module has no symbol for) */
+		GElf_Addr probe[6] = {a,	   a + s.st_size / 2, a + s.st_size - 1,
+				      a + s.st_size, a + 1,		a + s.st_size + 0x40};
 
 		if (!nm || s.st_shndx == SHN_UNDEF)
 			continue;
-		for (int k = 0; k < 5; k++) {
+		for (int k = 0; k < 6; k++) {
 			if (k == 2 && !s.st_size)
 				continue;
 			checked++;
