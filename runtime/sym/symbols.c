@@ -4,6 +4,8 @@
 #endif
 #include "symbols.h"
 
+#include "addrtab.h"
+
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -65,10 +67,38 @@ static void entry_free(struct symentry *e)
 	free(e);
 }
 
+static char no_table; /* a module's userdata: its table could not be made */
+
+static int free_table(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)mod, (void)name, (void)start, (void)arg;
+	if (*ud != &no_table)
+		_stp_addrtab_free(*ud);
+	*ud = NULL;
+	return DWARF_CB_OK;
+}
+
+/* MOD's sorted symbol table, made at its first use (NULL: none) */
+static struct _stp_addrtab *table_of(Dwfl_Module *mod)
+{
+	void **ud = NULL;
+
+	if (!dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) || !ud)
+		return NULL;
+	if (!*ud) {
+		struct _stp_addrtab *t = _stp_addrtab_build(mod);
+
+		*ud = t ? (void *)t : (void *)&no_table;
+	}
+	return *ud == &no_table ? NULL : *ud;
+}
+
 static void drop_dwfl(struct _stp_symtab *st)
 {
-	if (st->dwfl)
+	if (st->dwfl) {
+		dwfl_getmodules(st->dwfl, free_table, NULL, 0);
 		dwfl_end(st->dwfl);
+	}
 	st->dwfl = NULL;
 	st->attached = 0;
 }
@@ -217,7 +247,18 @@ static const char *base_name(const char *p)
 static int find_parent(Dwfl_Module *mod, const char *cold, GElf_Addr *addr, GElf_Sym *sym)
 {
 	size_t len = strlen(cold) - 5;
-	int n = dwfl_module_getsymtab(mod);
+	struct _stp_addrtab *t = table_of(mod);
+	int n;
+
+	if (t) {
+		char *parent = strndup(cold, len);
+		int found = parent && _stp_addrtab_find_func(t, mod, parent, addr, sym);
+
+		if (parent)
+			free(parent);
+		return found;
+	}
+	n = dwfl_module_getsymtab(mod);
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym s;
@@ -239,7 +280,7 @@ static void fill_symbol(struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	GElf_Addr symaddr = 0;
-	const char *nm = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *nm = _stp_addrtab_addrinfo(table_of(mod), mod, addr, &off, &sym);
 	char *plain;
 	size_t len;
 
