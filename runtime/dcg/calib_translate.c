@@ -52,7 +52,8 @@ int64_t dcg_calibrate_translate(char *how, size_t len)
 	volatile uint64_t wp = 0;
 
 	if (!ring) {
-		snprintf(how, len, "translate: the calibration failed (out of memory), nothing subtracted");
+		snprintf(how, len,
+			 "translate: the calibration failed (out of memory), nothing subtracted");
 		return 0;
 	}
 	for (size_t i = 0; i < n; i += 64)
@@ -67,7 +68,8 @@ int64_t dcg_calibrate_translate(char *how, size_t len)
 	free(ring);
 	qsort(s, SAMPLES, sizeof *s, cmp_u64);
 	if (ns1 <= ns0 || tsc1 <= tsc0) {
-		snprintf(how, len, "translate: the calibration failed (no clock), nothing subtracted");
+		snprintf(how, len,
+			 "translate: the calibration failed (no clock), nothing subtracted");
 		return 0;
 	}
 	double ns_per_tick = (double)(ns1 - ns0) / (double)(tsc1 - tsc0);
