@@ -348,20 +348,21 @@ char *dwq_find_library(const char *exe, const char *lib, char *err, size_t errle
 				   strerror(ENOENT));
 		return found;
 	}
-	n = exe ? dwq_needed_closure(exe, &libs, err, errlen) : 0;
+	n = exe ? dwq_needed_names(exe, &libs, err, errlen) : 0;
 	if (n < 0)
 		return NULL;
-	for (int i = 0; i < n && !found; i++)
-		if (lib_name_matches(lib, libs[i]))
-			found = strdup(libs[i]);
+	/* by its file's name first, then by the name it was found by
+	 * ("libz.so.1", a link to the file) */
+	for (int pass = 0; pass < 2 && !found; pass++)
+		for (int i = 0; i < n && !found; i++) {
+			char *real = canon(libs[i]);
+
+			if (real && lib_name_matches(lib, pass ? libs[i] : real))
+				found = real;
+			else
+				free(real);
+		}
 	if (exe)
-		dwq_free_strv(libs, n);
-	/* or by the name it was found by ("libz.so.1", a link to the file) */
-	n = exe && !found ? dwq_needed_names(exe, &libs, err, errlen) : 0;
-	for (int i = 0; i < n && !found; i++)
-		if (lib_name_matches(lib, libs[i]))
-			found = canon(libs[i]);
-	if (n > 0)
 		dwq_free_strv(libs, n);
 	/* A name applies to the libraries the program needs (stapprobes(3):
 	 * "statically determined to be in use"); any other takes its path. */
