@@ -24,7 +24,8 @@ esac
 # Never the systemtap package: our stap must not depend on SystemTap's own.
 PACKAGES="build-essential clang-format-14 autoconf automake pkg-config libdw-dev libelf-dev
 libzydis-dev dejagnu expect systemtap-doc valgrind clang libclang-rt-14-dev
-procps file systemtap-sdt-dev uftrace bpftrace libc6-dbg python3 graphviz php8.2-cli"
+procps file systemtap-sdt-dev uftrace bpftrace libc6-dbg python3 graphviz php8.2-cli
+xz-utils debuginfod curl"
 
 install_deps() {
 	local missing=""

@@ -141,6 +141,9 @@ struct dwq_mod *dwq_open(const char *path, char *err, size_t errlen)
 	if (!m)
 		abort();
 	m->path = strdup(real);
+	/* SystemTap's variable: where separate debug files are looked for
+	 * (libdwfl's syntax; unset, its default ":.debug:/usr/lib/debug") */
+	debuginfo_path = getenv("SYSTEMTAP_DEBUGINFO_PATH");
 	m->dwfl = dwfl_begin(&offline_callbacks);
 	if (!m->dwfl)
 		goto fail_dwfl;

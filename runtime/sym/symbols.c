@@ -127,6 +127,8 @@ static int report(struct _stp_symtab *st)
 	drop_dwfl(st);
 	st->maps_hash = maps_hash(st->pid);
 	st->stale = 0;
+	/* as the translator looks for debug files (dwarf_query.c) */
+	debuginfo_path = getenv("SYSTEMTAP_DEBUGINFO_PATH");
 	st->dwfl = dwfl_begin(&proc_callbacks);
 	if (!st->dwfl)
 		return -1;
