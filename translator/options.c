@@ -1,7 +1,6 @@
-/* Command-line parsing for stap. Options follow `man stap`; those that only
- * make sense for SystemTap's kernel runtime are accepted and ignored where
- * ignoring them cannot change a script's meaning, and refused with a clear
- * message where it could. */
+/* Command-line parsing for stap. Options follow `man stap`; the rest of
+ * SystemTap's options (options_compat.c) do what they mean for user space
+ * or are refused with the reason (doc/options.md). */
 #include "options.h"
 
 #include <ctype.h>
@@ -107,13 +106,17 @@ static void usage(FILE *f)
 		"   -L PROBE   list them with their variables\n"
 		"   --skip-badvars  replace unresolvable target variables by 0\n"
 		"   --disable-cache don't use the cache of compiled scripts\n"
+		"   -E SCRIPT  one more script (repeatable)\n"
+		"   -t         probe hit counts and times at the end\n"
+		"   -S SIZE[,N] switch -o FILE to FILE.0, FILE.1... at SIZE MB\n"
 		"   --debug=LIST    translator debug output: lexer,parse,elaborate,\n"
 		"                   translate,compile,cache; the runtime's (pass 5):\n"
 		"                   ptrace,bkpt,dcg,sym,transport, each with an optional\n"
 		"                   :LEVEL (1-9, doc/debug-domains.md)\n"
 		"\n"
-		"Kernel-only options (-r, -m, -B, -b, -s, -d, ...) are accepted and\n"
-		"ignored where that is harmless. See `man stap` for the language.\n",
+		"SystemTap's other options do what they mean for user space, or are\n"
+		"refused with the reason (doc/options.md has the table). See `man stap`\n"
+		"for the language.\n",
 		PACKAGE_VERSION);
 }
 
