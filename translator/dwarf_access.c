@@ -499,6 +499,53 @@ int dwv_find_type(struct dwq_mod *m, const char *type_name, Dwarf_Die *out, char
 	return -1;
 }
 
+/* A struct, class or union only declared here (DW_AT_declaration, as
+ * "struct opaque;" in a CU that never sees its body): its definition of
+ * the same name in another CU of the module, as SystemTap resolves it.
+ * The last answers are kept: one type is asked for at every access. */
+int dwv__type_definition(Dwarf_Die *decl, Dwarf_Die *out)
+{
+	static struct {
+		Dwarf *dw;
+		int tag;
+		char *name;
+		Dwarf_Off off; /* 0: none found */
+	} memo[32];
+	static unsigned next_slot;
+	Dwarf *dw = dwarf_cu_getdwarf(decl->cu);
+	const char *name = dwv__die_name(decl);
+	int tag = dwarf_tag(decl);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	unsigned i;
+
+	if (tag == DW_TAG_class_type)
+		tag = DW_TAG_structure_type;
+	if (!dw || !name)
+		return -1;
+	for (i = 0; i < sizeof memo / sizeof memo[0]; i++)
+		if (memo[i].dw == dw && memo[i].tag == tag && !strcmp(memo[i].name, name))
+			return memo[i].off && dwarf_offdie(dw, memo[i].off, out) ? 0 : -1;
+	i = next_slot++ % (sizeof memo / sizeof memo[0]);
+	free(memo[i].name);
+	memo[i].dw = dw;
+	memo[i].tag = tag;
+	memo[i].name = strdup(name);
+	memo[i].off = 0;
+	if (!memo[i].name)
+		abort();
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && search_types(&cu, name, tag, out, 0)) {
+			memo[i].off = dwarf_dieoffset(out);
+			return 0;
+		}
+		off = next;
+	}
+	return -1;
+}
+
 void dwv_access_free(struct dwv_access *a)
 {
 	free(a->ops);

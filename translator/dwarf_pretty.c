@@ -84,35 +84,74 @@ static struct dwv_access sub_access(const struct dwv_access *acc, enum dwv_op_ki
 
 static void pp_value(struct pp *p, struct dwv_access *acc, Dwarf_Die *t, int deep, int depth);
 
+/* The members of the struct at ACC, as SystemTap lists them: its own in
+ * order (an anonymous struct or union member as "<class>=" / "<union>="),
+ * then each base class's, flattened, in order. */
+static void pp_members(struct pp *p, struct dwv_access *acc, struct dwv_type *rt, int deep,
+		       int depth, int *first)
+{
+	Dwarf_Die c, bases[16];
+	int nbases = 0;
+
+	if (dwarf_child(&rt->die, &c) != 0)
+		return;
+	do {
+		const char *nm = dwv__die_name(&c);
+		int tag = dwarf_tag(&c);
+		Dwarf_Die mt;
+		struct dwv_type mrt;
+		int64_t off;
+		int bs, bo;
+		struct dwv_access sub;
+
+		if (tag == DW_TAG_inheritance) {
+			if (nbases < (int)(sizeof bases / sizeof *bases))
+				bases[nbases++] = c;
+			continue;
+		}
+		if (tag != DW_TAG_member || dwv__die_type(&c, &mt) < 0 ||
+		    dwv_resolve_type(&mt, &mrt) < 0 ||
+		    dwv__member_offset(&c, &off, &bs, &bo, mrt.size) < 0)
+			continue;
+		if (!nm && mrt.kind != DWV_T_STRUCT && mrt.kind != DWV_T_UNION)
+			continue;
+		if (nm)
+			pp_name(p, *first ? "." : ", .", nm);
+		else
+			fprintf(p->f, "%s%s=", *first ? "" : ", ",
+				mrt.kind == DWV_T_UNION ? "<union>" : "<class>");
+		*first = 0;
+		sub = sub_access(acc, DWV_OP_ADD, off);
+		sub.bit_size = bs;
+		sub.bit_offset = bo;
+		pp_value(p, &sub, &mt, deep, depth + 1);
+		free(sub.ops);
+	} while (dwarf_siblingof(&c, &c) == 0);
+	for (int i = 0; i < nbases; i++) {
+		Dwarf_Die bt;
+		struct dwv_type brt;
+		int64_t off;
+		int bs, bo;
+		struct dwv_access sub;
+
+		/* a virtual base's offset is computed at run time: left out */
+		if (dwv__die_type(&bases[i], &bt) < 0 || dwv_resolve_type(&bt, &brt) < 0 ||
+		    brt.kind != DWV_T_STRUCT ||
+		    dwv__member_offset(&bases[i], &off, &bs, &bo, brt.size) < 0)
+			continue;
+		sub = sub_access(acc, DWV_OP_ADD, off);
+		pp_members(p, &sub, &brt, deep, depth, first);
+		free(sub.ops);
+	}
+}
+
 static void pp_struct(struct pp *p, struct dwv_access *acc, struct dwv_type *rt, int deep,
 		      int depth)
 {
-	Dwarf_Die c;
 	int first = 1;
 
 	fputc('{', p->f);
-	if (dwarf_child(&rt->die, &c) == 0) {
-		do {
-			const char *nm = dwv__die_name(&c);
-			Dwarf_Die mt;
-			struct dwv_type mrt;
-			int64_t off;
-			int bs, bo;
-			struct dwv_access sub;
-
-			if (dwarf_tag(&c) != DW_TAG_member || !nm || dwv__die_type(&c, &mt) < 0 ||
-			    dwv_resolve_type(&mt, &mrt) < 0 ||
-			    dwv__member_offset(&c, &off, &bs, &bo, mrt.size) < 0)
-				continue;
-			pp_name(p, first ? "." : ", .", nm);
-			first = 0;
-			sub = sub_access(acc, DWV_OP_ADD, off);
-			sub.bit_size = bs;
-			sub.bit_offset = bo;
-			pp_value(p, &sub, &mt, deep, depth + 1);
-			free(sub.ops);
-		} while (dwarf_siblingof(&c, &c) == 0);
-	}
+	pp_members(p, acc, rt, deep, depth, &first);
 	fputc('}', p->f);
 }
 

@@ -111,10 +111,11 @@ int dwv_resolve_type(Dwarf_Die *type, struct dwv_type *out)
 		}
 		case DW_TAG_structure_type:
 		case DW_TAG_class_type:
-			out->kind = DWV_T_STRUCT;
-			return 0;
 		case DW_TAG_union_type:
-			out->kind = DWV_T_UNION;
+			if (dwarf_hasattr(&d, DW_AT_declaration) &&
+			    dwv__type_definition(&d, &d) == 0)
+				continue; /* defined in another CU */
+			out->kind = tag == DW_TAG_union_type ? DWV_T_UNION : DWV_T_STRUCT;
 			return 0;
 		case DW_TAG_subroutine_type:
 			out->kind = DWV_T_FUNC;

@@ -13,5 +13,7 @@ void dwv__add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n);
 int dwv__in_memory(const struct dwv_access *a);
 int dwv__member_offset(Dwarf_Die *member, int64_t *off, int *bit_size, int *bit_offset,
 		       int type_size);
+/* The definition, in any CU, of a struct/class/union only declared here. */
+int dwv__type_definition(Dwarf_Die *decl, Dwarf_Die *out);
 
 #endif

@@ -1,0 +1,2 @@
+struct opaque;
+int peek(struct opaque *p) { return *(int *)p; }
