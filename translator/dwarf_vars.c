@@ -395,6 +395,30 @@ static int cu_by_ranges(Dwarf *dw, Dwarf_Addr pc, Dwarf_Die *out)
 	return -1;
 }
 
+/* The innermost DIE under PARENT whose code holds PC, following the
+ * concrete tree (functions, inlined instances, blocks; namespaces). */
+static int innermost_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die c;
+
+	if (depth > 64 || dwarf_child(parent, &c) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&c);
+
+		if (tag == DW_TAG_namespace && innermost_at(&c, pc, out, depth + 1))
+			return 1;
+		if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+		     tag == DW_TAG_lexical_block) &&
+		    dwarf_haspc(&c, pc) > 0) {
+			if (!innermost_at(&c, pc, out, depth + 1))
+				*out = c;
+			return 1;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
 static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char *err,
 		      size_t errlen)
 {
@@ -424,6 +448,44 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 			sc->fn_index = i;
 		if (sc->frame_index < 0 && tag == DW_TAG_subprogram)
 			sc->frame_index = i;
+	}
+	if (sc->frame_index < 0) {
+		/* dwarf_getscopes follows an inlined instance to its abstract
+		 * origin's scopes: at a pc where an inline starts (libc's
+		 * _int_malloc at its first byte), the caller is lost. Take the
+		 * DIEs that physically hold the pc instead. */
+		Dwarf_Die in;
+
+		if (innermost_at(&sc->cu, dpc, &in, 0)) {
+			Dwarf_Die *alt;
+			int n = dwarf_getscopes_die(&in, &alt);
+
+			if (n > 0) {
+				free(sc->scopes);
+				sc->scopes = alt;
+				sc->nscopes = n;
+				sc->fn_index = -1;
+				for (int i = 0; i < n; i++) {
+					int tag = dwarf_tag(&alt[i]);
+
+					if (sc->fn_index < 0 &&
+					    (tag == DW_TAG_subprogram ||
+					     tag == DW_TAG_inlined_subroutine))
+						sc->fn_index = i;
+					if (sc->frame_index < 0 && tag == DW_TAG_subprogram)
+						sc->frame_index = i;
+				}
+				/* at the function's own entry its variables are
+				 * the ones meant, as a function probe's in
+				 * SystemTap, not an inline starting there */
+				Dwarf_Addr entry;
+
+				if (sc->frame_index >= 0 &&
+				    dwarf_entrypc(&alt[sc->frame_index], &entry) == 0 &&
+				    entry == dpc)
+					sc->fn_index = sc->frame_index;
+			}
+		}
 	}
 	if (sc->fn_index < 0 || sc->frame_index < 0) {
 		free(sc->scopes);
