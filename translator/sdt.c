@@ -135,6 +135,22 @@ static int parse_num(const char **p, int64_t *v)
 	return 0;
 }
 
+/* A displacement as the assembler may leave it: NUM {('+'|'-') NUM}, as
+ * in "-12+4(%rbp)". */
+static int parse_disp(const char **p, int64_t *v)
+{
+	int64_t t;
+
+	if (parse_num(p, v) < 0)
+		return -1;
+	while ((**p == '+' || **p == '-') && isdigit((unsigned char)(*p)[1])) {
+		if (parse_num(p, &t) < 0)
+			return -1;
+		*v += t;
+	}
+	return 0;
+}
+
 /* operand -> [SIZE '@'] ( '%'REG | '$'NUM | [DISP] '(' BASE [',' INDEX [',' SCALE]] ')'
  *            | SYMBOL ['+'|'-' NUM] '(' '%rip' ')' | NUM ) */
 static int parse_operand(const char *op, sdt_symbol_lookup lookup, void *larg, struct sdt_arg *a)
@@ -183,7 +199,7 @@ static int parse_operand(const char *op, sdt_symbol_lookup lookup, void *larg, s
 			p++;
 		a->symbol = strndup(s, (size_t)(p - s));
 		v = 0;
-		if ((*p == '+' || *p == '-') && parse_num(&p, &v) < 0)
+		if ((*p == '+' || *p == '-') && parse_disp(&p, &v) < 0)
 			return -1;
 		if (!lookup || lookup(larg, a->symbol, &addr) < 0)
 			return -1;
@@ -198,7 +214,7 @@ static int parse_operand(const char *op, sdt_symbol_lookup lookup, void *larg, s
 		return 0;
 	}
 	v = 0;
-	if (*p != '(' && parse_num(&p, &v) < 0)
+	if (*p != '(' && parse_disp(&p, &v) < 0)
 		return -1;
 	a->offset = v;
 	if (!*p) {
