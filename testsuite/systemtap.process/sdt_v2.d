@@ -1,0 +1,4 @@
+provider sdtv2 {
+	probe add(int, int);
+	probe hello(char *);
+};
