@@ -393,20 +393,44 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 static void emit_probe(struct emitter *E, const struct derived_probe *dp, int idx,
 		       struct strbuf *decls, struct strbuf *defs)
 {
-	struct strbuf tmps = {0};
+	struct strbuf tmps = {0}, frame = {0}, key = {0};
 	struct vardecl *v;
 	const struct probe *p = dp->probe;
+	int saved_id = E->next_id, same;
+	const char *budget =
+	    pk_of(dp)->flags & PKF_INTERRUPTIBLE ? "MAXACTION_INTERRUPTIBLE" : "MAXACTION";
 
 	E->in_function = 0;
+	/* numbered from 1 in each handler, so that identical bodies give
+	 * identical code (temps and labels are local to the handler) */
+	E->next_id = 1;
 	char *code = gen_body(E, p->body, &tmps);
+	if (E->next_id < saved_id)
+		E->next_id = saved_id;
 
 	/* A probe point's condition needs nothing here: pass 2 has put
 	 * "if (!(COND)) next" at the start of the body. */
 
-	sb_printf(decls, "struct p_%d_locals {\n", idx);
 	vec_foreach (struct vardecl *, v, &p->locals)
-		frame_var(decls, v);
-	sb_puts(decls, sb_str(&tmps));
+		frame_var(&frame, v);
+	sb_puts(&frame, sb_str(&tmps));
+	/* -t times each probe apart: no sharing then */
+	sb_printf(&key, "%s\n%s\n%s", budget, sb_str(&frame), code);
+	same = E->s->timing ? -1 : emit_share_find(&E->share, sb_str(&key));
+	if (same >= 0) {
+		E->handler_of[idx] = same;
+		free(code);
+		free(sb_take(&tmps));
+		free(sb_take(&frame));
+		free(sb_take(&key));
+		return;
+	}
+	E->handler_of[idx] = idx;
+	emit_share_add(&E->share, sb_str(&key), idx);
+	free(sb_take(&key));
+	sb_printf(decls, "struct p_%d_locals {\n", idx);
+	sb_puts(decls, sb_str(&frame));
+	free(sb_take(&frame));
 	sb_puts(decls, "\tchar x_unused;\n};\n");
 
 	sb_printf(defs, "/* probe %s */\n", emit_comment(dp->pp));
@@ -421,8 +445,7 @@ static void emit_probe(struct emitter *E, const struct derived_probe *dp, int id
 		zero_var(defs, v);
 	/* begin/end/error probes run "with interrupts enabled" in SystemTap's
 	 * terms and get the larger budget. */
-	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n",
-		  pk_of(dp)->flags & PKF_INTERRUPTIBLE ? "MAXACTION_INTERRUPTIBLE" : "MAXACTION");
+	sb_printf(defs, "\tc->nesting = 0;\n\tc->actionremaining = %s;\n\tx_next = 0;\n", budget);
 	sb_puts(defs, code);
 	sb_puts(defs, "out: __attribute__((unused));\n");
 	/* --suppress-handler-errors: the error is counted, not printed, and
@@ -578,6 +601,10 @@ static void emit_prologue(struct emitter *E, struct strbuf *o)
 		"#ifndef STP_CPU_AFFINITY\n#define STP_CPU_AFFINITY -1\n#endif\n"
 		"#ifndef MAXATTACH\n#define MAXATTACH 64\n#endif\n");
 	sb_printf(o, "#ifndef MAXNESTING\n#define MAXNESTING %d\n#endif\n", max_nesting(E->s));
+	/* a .plt probe's $$name, from its table entry (emit_plt_names) */
+	sb_puts(o,
+		"static const char *x_plt_name(const struct _stp_context *c) "
+		"__attribute__((unused));\n");
 	/* -D values that are text: string literals, whatever their bytes */
 	for (int i = 0; session_string_defines[i]; i++) {
 		const char *v = session_define(E->s, session_string_defines[i]);
@@ -618,6 +645,32 @@ static const char *script_name(const struct session *s)
 	return s->script_file ? s->script_file : "<input>";
 }
 
+/* $$name of the .plt probes, by their index in x_probes: read at run time,
+ * so that their handlers can be one (emit_share.c). */
+static void emit_plt_names(struct session *s, struct strbuf *o)
+{
+	struct derived_probe *dp;
+	int any = 0;
+
+	vec_foreach (struct derived_probe *, dp, &s->probes)
+		any |= dp->plt_name != NULL;
+	if (!any) {
+		sb_puts(o,
+			"static const char *x_plt_name(const struct _stp_context *c)\n"
+			"{\n\t(void)c;\n\treturn \"\";\n}\n\n");
+		return;
+	}
+	sb_printf(o, "static const char *const x_plt_names[%d] = {\n", s->probes.n);
+	vec_foreach (struct derived_probe *, dp, &s->probes)
+		sb_printf(o, "\t%s,\n", dp->plt_name ? emit_cstr(dp->plt_name) : "0");
+	sb_printf(o,
+		  "};\n"
+		  "static const char *x_plt_name(const struct _stp_context *c)\n{\n"
+		  "\tlong i = c->probe ? (long)(c->probe - x_probes) : -1;\n"
+		  "\treturn i >= 0 && i < %d && x_plt_names[i] ? x_plt_names[i] : \"\";\n}\n\n",
+		  s->probes.n);
+}
+
 int pass3_translate(struct session *s)
 {
 	struct emitter E = {0};
@@ -645,8 +698,10 @@ int pass3_translate(struct session *s)
 	emit_timing(&E, &gl);
 	vec_foreach (struct functiondecl *, f, &s->functions)
 		emit_function(&E, f, &decls, &defs);
+	E.handler_of = xcalloc(s->probes.n ? s->probes.n : 1, sizeof *E.handler_of);
 	vec_foreach (struct derived_probe *, dp, &s->probes)
 		emit_probe(&E, dp, dp_i, &decls, &defs);
+	emit_share_free(&E.share);
 	emit_init_globals(&E, &init);
 
 	sb_puts(&out, sb_str(&gl));
@@ -670,8 +725,9 @@ int pass3_translate(struct session *s)
 			char *seqs = seq == INT64_MIN ? xstrdup("INT64_MIN")
 						      : xasprintf("%lldLL", (long long)seq);
 			sb_printf(&out, "\t{ %s, p_%d, %s, %s, %s, %lld, %lld",
-				  pk_of(dp)->runtime_kind, dp_i, emit_cstr(pp), emit_cstr(loc),
-				  seqs, (long long)dp->interval_ns, (long long)dp->randomize_ns);
+				  pk_of(dp)->runtime_kind, E.handler_of[dp_i], emit_cstr(pp),
+				  emit_cstr(loc), seqs, (long long)dp->interval_ns,
+				  (long long)dp->randomize_ns);
 			free(seqs);
 			if (dp->module || dp->addr)
 				sb_printf(&out, ", %s, 0x%llxull, 0x%llxull",
@@ -695,6 +751,7 @@ int pass3_translate(struct session *s)
 		}
 		sb_puts(&out, "};\n\n");
 	}
+	emit_plt_names(s, &out);
 	sb_printf(&out,
 		  "const struct _stp_module _stp_module_info = {\n"
 		  "\t.abi_version = STP_ABI_VERSION,\n"
@@ -716,6 +773,7 @@ int pass3_translate(struct session *s)
 		  "};\n"
 		  "const int _stp_module_cpu_affinity = STP_CPU_AFFINITY;\n",
 		  emit_cstr(script_name(s)), s->probes.n ? "x_probes" : "0", s->probes.n);
+	free(E.handler_of);
 
 	if (E.errors)
 		return 1;

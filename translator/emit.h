@@ -57,6 +57,15 @@ int cache_clean(const struct session *s);
 
 /* ---- pass 3 internals (emit*.c), not for other modules ---- */
 
+/* emit_share.c: generated handlers by their code, to share identical ones */
+struct emit_share {
+	struct shared_handler *v;
+	size_t n, cap;
+};
+int emit_share_find(struct emit_share *sh, const char *key); /* its idx, or -1 */
+void emit_share_add(struct emit_share *sh, const char *key, int idx);
+void emit_share_free(struct emit_share *sh);
+
 struct emitter {
 	struct session *s;
 	struct strbuf *o; /* code being written */
@@ -71,6 +80,8 @@ struct emitter {
 	const char *brk_label, *cont_label;
 	int errors;	     /* translation errors reported */
 	struct vec variance; /* struct emit_variance *: @variance(x, N) */
+	struct emit_share share;
+	int *handler_of; /* derived probe i runs p_<handler_of[i]> */
 };
 
 struct emit_variance {

@@ -76,12 +76,17 @@ static int lower_plt_expr(struct expr *e, void *arg)
 		return 0;
 	if (e->comps.n || e->addressof || e->pretty)
 		return 0;
-	int is_name = !strcmp(e->str, "$$name");
-	if (is_name || !strcmp(e->str, "$$parms") || !strcmp(e->str, "$$vars")) {
+	if (!strcmp(e->str, "$$name")) {
+		/* read at run time (emit.c's x_plt_name): the handlers of a
+		 * process.plt wildcard stay identical, one C function */
+		*e = *lower_call(tok, "__plt_name", 0, NULL);
+		return 1;
+	}
+	if (!strcmp(e->str, "$$parms") || !strcmp(e->str, "$$vars")) {
 		memset(e, 0, sizeof *e);
 		e->kind = E_STRING;
 		e->tok = tok;
-		e->str = is_name ? L->dp->plt_name : "";
+		e->str = "";
 		return 1;
 	}
 	if (lower_badvar_zero(L->c, e))
