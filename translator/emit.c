@@ -775,8 +775,13 @@ int pass3_translate(struct session *s)
 		  emit_cstr(script_name(s)), s->probes.n ? "x_probes" : "0", s->probes.n);
 	free(E.handler_of);
 
-	if (E.errors)
+	if (E.errors) {
+		/* named all the same: -v's "Pass 3:" line shows it */
+		if (!s->c_file)
+			s->c_file = xasprintf("%s/%s.c", s->tmpdir ? s->tmpdir : ".",
+					      s->module_name ? s->module_name : "stap");
 		return 1;
+	}
 	if (write_c(s, sb_str(&out)))
 		return 1;
 	if (s->last_pass == 3)

@@ -133,16 +133,15 @@ static int run_pass1(struct session *s)
 	struct pass_clock c;
 	clock_start(&c);
 	int rc = pass1_parse(s);
-	if (rc) {
-		pass_failed(1, "parse");
-		return rc;
-	}
+	/* SystemTap prints a pass's line at -v whether it failed or not */
 	if (s->verbose >= 1) {
 		fprintf(stderr, "Pass 1: parsed user script and %d library scripts ",
 			s->library_files.n);
 		print_usage_since(&c);
 	}
-	return 0;
+	if (rc)
+		pass_failed(1, "parse");
+	return rc;
 }
 
 static int run_pass2(struct session *s)
@@ -150,10 +149,6 @@ static int run_pass2(struct session *s)
 	struct pass_clock c;
 	clock_start(&c);
 	int rc = pass2_elaborate(s);
-	if (rc) {
-		pass_failed(2, "analysis");
-		return rc;
-	}
 	if (s->verbose >= 1) {
 		int np = s->probes.n, nf = s->functions.n, ne = s->embeds.n, ng = s->globals.n;
 		fprintf(stderr, "Pass 2: analyzed script: %d %s, %d %s, %d %s, %d %s ", np,
@@ -161,7 +156,9 @@ static int run_pass2(struct session *s)
 			plural(ne, "embed", "embeds"), ng, plural(ng, "global", "globals"));
 		print_usage_since(&c);
 	}
-	return 0;
+	if (rc)
+		pass_failed(2, "analysis");
+	return rc;
 }
 
 static int run_pass3(struct session *s)
@@ -169,15 +166,13 @@ static int run_pass3(struct session *s)
 	struct pass_clock c;
 	clock_start(&c);
 	int rc = pass3_translate(s);
-	if (rc) {
-		pass_failed(3, "translation");
-		return rc;
-	}
 	if (s->verbose >= 1) {
 		fprintf(stderr, "Pass 3: translated to C into \"%s\" ", s->c_file ? s->c_file : "");
 		print_usage_since(&c);
 	}
-	return 0;
+	if (rc)
+		pass_failed(3, "translation");
+	return rc;
 }
 
 static int run_pass4(struct session *s)
