@@ -480,10 +480,15 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 				 * SystemTap, not an inline starting there */
 				Dwarf_Addr entry;
 
-				if (sc->frame_index >= 0 &&
+				if (sc->frame_index > 0 &&
 				    dwarf_entrypc(&alt[sc->frame_index], &entry) == 0 &&
-				    entry == dpc)
-					sc->fn_index = sc->frame_index;
+				    entry == dpc) {
+					/* the inlines starting here are not in scope */
+					memmove(alt, alt + sc->frame_index,
+						(size_t)(n - sc->frame_index) * sizeof *alt);
+					sc->nscopes = n - sc->frame_index;
+					sc->fn_index = sc->frame_index = 0;
+				}
 			}
 		}
 	}
