@@ -167,12 +167,11 @@ int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, u
 	    int64_t ns);
 /* A shortcut of dcg_event for the commonest events of a batch (a call
  * that leaves no frame, a return of the innermost frame to its caller),
- * where no limit, probe or lazy binding is in play: 1 if it handled the
- * event exactly as dcg_event would have, 0 if dcg_event must. quick_ok:
- * whether the shortcut may be used at all (once per batch). */
+ * where no limit, probe or lazy binding is in play: dcg_event_quick(d,
+ * kind, from, to, sp, ns) is 1 if it handled the event exactly as
+ * dcg_event would have, 0 if dcg_event must (inline: events_quick.h).
+ * quick_ok: whether the shortcut may be used at all (once per batch). */
 int dcg_event_quick_ok(void);
-int dcg_event_quick(struct dthread *d, int kind, uint64_t from, uint64_t to, uint64_t sp,
-		    int64_t ns);
 /* rsp is the slot of the innermost handler's frame: back in the handler
  * from a callee, or the handler's tail call (not a new signal). */
 int dcg_in_handler_frame(struct dthread *d, uint64_t rsp);
@@ -210,5 +209,7 @@ void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, 
 		    uint64_t name);
 
 #pragma GCC visibility pop
+
+#include "events_quick.h"
 
 #endif

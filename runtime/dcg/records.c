@@ -8,6 +8,7 @@
 #include "dcg.h"
 #include "dcg_internal.h"
 #include "sink.h"
+#include "sink_out.h"
 #include "sink_run.h"
 #include "lang/stp_internal.h"
 #include "sym/symbols.h"
@@ -187,6 +188,8 @@ void dcg_flush_thread(struct dthread *d)
 		sr.name_len = nm_len;
 		dcg_run_record(&sr);
 	}
+	if (k) /* plain()'s lines, before any handler prints */
+		dcg_out_flush();
 	if (d->nr > upto && upto)
 		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
 	d->nr -= upto;
