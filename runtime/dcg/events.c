@@ -221,6 +221,7 @@ static void tracing_on(struct dthread *d, uint64_t pc, uint64_t sp, int64_t ns)
 	d->prev_pc = pc;
 	d->nf = 0;
 	d->gaps = 0;
+	d->q_to = 0;
 	int at_entry = dcg_func_start(d->pid, pc);
 	uint64_t f = dcg_func_of(d->pid, pc);
 	d->t0 = ns;
@@ -346,7 +347,12 @@ int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, u
 	return 1;
 }
 
+uint64_t dcg_quick_gen;
+
 int dcg_event_quick_ok(void)
 {
+	/* the symbol cache does not change inside a batch (the probe hooks
+	 * change it, between batches) */
+	dcg_quick_gen = _stp_sym_generation();
 	return !dcg_probes_wanted() && !dcg_nleaf && !dcg_nexcl && dcg_max_depth < 0;
 }

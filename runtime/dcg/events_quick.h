@@ -46,13 +46,17 @@ static inline int dcg_event_quick(struct dthread *d, int kind, uint64_t from, ui
 	if (kind == DCG_EV_CALL) {
 		/* no frame left (pop_dead), the caller not muted (classify),
 		 * room for the frame (push), no PLT stub (enter: dcg_is_stub
-		 * is 0 outside a PLT), the callee named as dcg_emit_rec would */
-		if ((top->known && top->sp <= sp) || top->mute || d->nf == d->capf ||
-		    d->rd.pid != d->pid)
+		 * is 0 outside a PLT), the callee named as dcg_emit_rec would
+		 * (once in a row of calls of one function) */
+		if ((top->known && top->sp <= sp) || top->mute || d->nf == d->capf)
 			return 0;
-		const struct _stp_syminfo *si = dcg_sym(d->pid, to);
-		if (si && si->plt)
-			return 0;
+		if (to != d->q_to || d->q_gen != dcg_quick_gen) {
+			const struct _stp_syminfo *si = dcg_sym(d->pid, to);
+			if ((si && si->plt) || d->rd.pid != d->pid)
+				return 0;
+			d->q_to = to;
+			d->q_gen = dcg_quick_gen;
+		}
 		dcg_set_time(d, ns);
 		d->f[d->nf++] = (struct frame){.sp = sp, .func = to, .ns = d->now, .known = 1};
 		dcg_n_calls++;
