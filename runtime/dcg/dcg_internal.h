@@ -75,7 +75,10 @@ struct dthread {
 	/* the root's call event, for the script's probes: fired at the first
 	 * trap, not from inside the handler that switched tracing on */
 	int root_pending;
-	uint64_t gaps;		    /* times events were lost */
+	uint64_t gaps; /* times events were lost */
+	/* the shortcut's last callee, no PLT stub, named in the symbol
+	 * cache of generation q_gen (q_to 0: none) */
+	uint64_t q_to, q_gen;
 	const struct dcg_event *ev; /* the event being handled (dcg_event) */
 	int unwinding;		    /* a return being fired was left by longjmp */
 };
@@ -167,12 +170,13 @@ int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, u
 	    int64_t ns);
 /* A shortcut of dcg_event for the commonest events of a batch (a call
  * that leaves no frame, a return of the innermost frame to its caller),
- * where no limit, probe or lazy binding is in play: 1 if it handled the
- * event exactly as dcg_event would have, 0 if dcg_event must. quick_ok:
- * whether the shortcut may be used at all (once per batch). */
+ * where no limit, probe or lazy binding is in play: dcg_event_quick(d,
+ * kind, from, to, sp, ns) is 1 if it handled the event exactly as
+ * dcg_event would have, 0 if dcg_event must (inline: events_quick.h).
+ * quick_ok: whether the shortcut may be used at all, called once per
+ * batch (it notes the symbol cache's generation for the batch). */
 int dcg_event_quick_ok(void);
-int dcg_event_quick(struct dthread *d, int kind, uint64_t from, uint64_t to, uint64_t sp,
-		    int64_t ns);
+extern uint64_t dcg_quick_gen;
 /* rsp is the slot of the innermost handler's frame: back in the handler
  * from a callee, or the handler's tail call (not a new signal). */
 int dcg_in_handler_frame(struct dthread *d, uint64_t rsp);
@@ -210,5 +214,7 @@ void dcg_fire_event(struct dthread *d, int kind, uint32_t depth, uint64_t from, 
 		    uint64_t name);
 
 #pragma GCC visibility pop
+
+#include "events_quick.h"
 
 #endif

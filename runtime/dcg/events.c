@@ -30,11 +30,7 @@ static struct frame *push(struct dthread *d, uint64_t sp, uint64_t func, int kno
 		d->capf = cap;
 	}
 	struct frame *f = &d->f[d->nf++];
-	memset(f, 0, sizeof *f);
-	f->sp = sp;
-	f->func = func;
-	f->known = (uint8_t)known;
-	f->ns = d->now;
+	*f = (struct frame){.sp = sp, .func = func, .ns = d->now, .known = (uint8_t)known};
 	return f;
 }
 
@@ -225,6 +221,7 @@ static void tracing_on(struct dthread *d, uint64_t pc, uint64_t sp, int64_t ns)
 	d->prev_pc = pc;
 	d->nf = 0;
 	d->gaps = 0;
+	d->q_to = 0;
 	int at_entry = dcg_func_start(d->pid, pc);
 	uint64_t f = dcg_func_of(d->pid, pc);
 	d->t0 = ns;
@@ -237,13 +234,9 @@ static void tracing_on(struct dthread *d, uint64_t pc, uint64_t sp, int64_t ns)
 		d->r[d->nr - 1].ns = 0; /* the root starts the clock */
 }
 
-/* Times never go back in a thread (clocks converted from another one may). */
 static void set_time(struct dthread *d, int64_t ns)
 {
-	int64_t t = ns - d->t0;
-
-	if (t > 0 && (uint64_t)t > d->now)
-		d->now = (uint64_t)t;
+	dcg_set_time(d, ns);
 }
 
 static void event(struct dthread *d, const struct dcg_event *e);
@@ -354,45 +347,12 @@ int dcg_ran(struct dthread *d, uint64_t pc, const struct dec *x, uint64_t now, u
 	return 1;
 }
 
+uint64_t dcg_quick_gen;
+
 int dcg_event_quick_ok(void)
 {
+	/* the symbol cache does not change inside a batch (the probe hooks
+	 * change it, between batches) */
+	dcg_quick_gen = _stp_sym_generation();
 	return !dcg_probes_wanted() && !dcg_nleaf && !dcg_nexcl && dcg_max_depth < 0;
-}
-
-/* Only where dcg_event's path is plain (see on_call, enter, classify,
- * on_ret, pop_dead and pop for the cases left to it): the same frames
- * and records, with fewer tests and calls. */
-int dcg_event_quick(struct dthread *d, int kind, uint64_t from, uint64_t to, uint64_t sp,
-		    int64_t ns)
-{
-	struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
-
-	if (!d->on || d->hold != NO_HOLD || !top)
-		return 0;
-	if (kind == DCG_EV_CALL) {
-		/* no frame left (pop_dead), the caller not muted (classify),
-		 * no PLT stub (enter) */
-		if ((top->known && top->sp <= sp) || top->mute || dcg_is_stub(&d->rd, to))
-			return 0;
-		set_time(d, ns);
-		if (!push(d, sp, to, 1))
-			return 1; /* as enter: no memory, no frame */
-		dcg_n_calls++;
-		dcg_emit_rec(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
-		return 1;
-	}
-	/* a return of the innermost frame only (its slot just below sp),
-	 * shown, to a caller that stays (pop_dead stops there, on_ret
-	 * pushes no new root) */
-	if (kind != DCG_EV_RETURN || !from || sp < 16 || d->nf < 2 || !top->known ||
-	    top->sp != sp - 8 || top->stub || top->hide)
-		return 0;
-	const struct frame *caller = &d->f[d->nf - 2];
-	if (caller->known && caller->sp <= sp - 1)
-		return 0;
-	set_time(d, ns);
-	d->nf--;
-	dcg_n_rets++;
-	dcg_emit_rec(d, DCG_RET, (uint32_t)d->nf, from, to, top->func);
-	return 1;
 }

@@ -8,6 +8,7 @@
 #include "dcg.h"
 #include "dcg_internal.h"
 #include "sink.h"
+#include "sink_out.h"
 #include "sink_run.h"
 #include "lang/stp_internal.h"
 #include "sym/symbols.h"
@@ -164,8 +165,12 @@ void dcg_flush_thread(struct dthread *d)
 			if (!(nm = _stp_sym_cgname_kept(si, &nm_len)))
 				nm = name_of(st, r->name), nm_len = strlen(nm);
 		}
-		if (plain && !r->sig) {
-			plain(&th, r->kind == DCG_CALL, r->depth, r->ns, nm, nm_len);
+		if (plain && !r->sig) { /* and the plain records after it of this name */
+			const struct rec *end = d->r + upto;
+			do
+				plain(&th, r->kind == DCG_CALL, r->depth, r->ns, nm, nm_len);
+			while (++r < end && r->name == si_of && !r->sig);
+			i = (size_t)(r - d->r) - 1;
 			continue;
 		}
 		struct dcg_sink_rec sr = {
@@ -187,6 +192,8 @@ void dcg_flush_thread(struct dthread *d)
 		sr.name_len = nm_len;
 		dcg_run_record(&sr);
 	}
+	if (k) /* plain()'s lines, before any handler prints */
+		dcg_out_flush();
 	if (d->nr > upto && upto)
 		memmove(d->r, d->r + upto, (d->nr - upto) * sizeof *d->r);
 	d->nr -= upto;

@@ -117,7 +117,9 @@ struct dcg_sink {
 	/* A shortcut for what most records are: a call or return with no
 	 * signal, given while no durations or flight recorder are asked
 	 * for, so that nothing but these fields matters. It must write what
-	 * record() would. May be NULL. */
+	 * record() would; its output may wait in the output's queue
+	 * (sink_out.h) until the end of the batch, where the core flushes
+	 * it. May be NULL. */
 	void (*plain)(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
 		      const char *name, size_t name_len);
 };

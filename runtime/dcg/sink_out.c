@@ -49,16 +49,50 @@ const char *dcg_out_path(void)
 	return out_name ? out_name : "";
 }
 
-void dcg_out_write(const void *p, size_t n)
+struct dcg_outq dcg_outq;
+
+/* The queue's size: about a batch of lines (4096 records). */
+#define OUTQ_CAP ((size_t)1 << 17)
+
+static void out_raw(const void *p, size_t n)
 {
-	if (!n)
-		return;
 	if (!out) {
 		_stp_print_n(NULL, p, n);
 		return;
 	}
 	if (!out_err && fwrite(p, 1, n, out) != n)
 		out_err = errno ? errno : EIO;
+}
+
+void dcg_out_flush(void)
+{
+	size_t n = dcg_outq.n;
+
+	dcg_outq.n = 0;
+	if (n)
+		out_raw(dcg_outq.p, n);
+}
+
+char *dcg_out_room_slow(size_t n)
+{
+	dcg_out_flush();
+	if (n > dcg_outq.cap) {
+		size_t cap = n > OUTQ_CAP ? n : OUTQ_CAP;
+		char *v = realloc(dcg_outq.p, cap);
+		if (!v)
+			return NULL;
+		dcg_outq.p = v;
+		dcg_outq.cap = cap;
+	}
+	return dcg_outq.p;
+}
+
+void dcg_out_write(const void *p, size_t n)
+{
+	if (!n)
+		return;
+	dcg_out_flush(); /* in order with the lines queued */
+	out_raw(p, n);
 }
 
 void dcg_out_puts(const char *s)
@@ -102,6 +136,9 @@ int dcg_out_close(void)
 {
 	int rc = 0;
 
+	dcg_out_flush();
+	free(dcg_outq.p);
+	dcg_outq = (struct dcg_outq){0};
 	if (out) {
 		if (fclose(out) != 0 && !out_err)
 			out_err = errno ? errno : EIO;

@@ -2,7 +2,8 @@
  * (a file of their own, or stap's output), names escaped for each
  * format, and a small table of per-thread state.
  *
- * Only the sinks and their layer (sink_run.c) include this. */
+ * Only the sinks, their layer (sink_run.c) and records.c (dcg_out_flush)
+ * include this. */
 #ifndef STP_DCG_SINK_OUT_H
 #define STP_DCG_SINK_OUT_H
 
@@ -28,6 +29,28 @@ const char *dcg_out_path(void);
 void dcg_out_write(const void *p, size_t n);
 void dcg_out_puts(const char *s);
 void dcg_out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Lines written in place: dcg_out_room(n) gives room for n bytes at the
+ * end of the output's queue (NULL: out of memory), dcg_out_wrote(end)
+ * keeps what was written there up to end. The queue goes out when it is
+ * large, before any other write, at dcg_out_flush and at close: one write
+ * per batch of lines instead of one per line. Whoever queues to stap's
+ * output flushes before a probe handler may print (records.c, at the end
+ * of each batch). */
+struct dcg_outq {
+	char *p;
+	size_t n, cap;
+};
+extern struct dcg_outq dcg_outq __attribute__((visibility("hidden")));
+char *dcg_out_room_slow(size_t n);
+static inline char *dcg_out_room(size_t n)
+{
+	return dcg_outq.cap - dcg_outq.n >= n ? dcg_outq.p + dcg_outq.n : dcg_out_room_slow(n);
+}
+static inline void dcg_out_wrote(const char *end)
+{
+	dcg_outq.n = (size_t)(end - dcg_outq.p);
+}
+void dcg_out_flush(void);
 /* Write b's text (none if it was cut by a failed allocation), then empty b. */
 void dcg_out_buf(struct dcg_buf *b);
 /* Flush and close the file (a no-op on stap's output). 0, or -1 after a

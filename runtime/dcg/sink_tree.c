@@ -56,17 +56,21 @@ static struct {
 	char comm[64];
 	char text[96];
 	size_t len;
-	unsigned serial; /* changes with the text */
 } who;
 
-/* The whole line head of the last record: the next one is often in the
- * same microsecond. */
+/* The whole line head of the last record, who's text after the time:
+ * the next one is often in the same microsecond. us: none made (no
+ * time is) when who changes. */
+#define NO_HEAD UINT64_MAX
 static struct {
 	uint64_t us;
-	unsigned serial; /* who's, when made; 0: none */
 	size_t len;
 	char text[128];
-} head;
+} head = {.us = NO_HEAD};
+
+/* The thread of the batch (tree_thread) while who is its text: its
+ * lines skip who_of's comparison. */
+static const struct dcg_sink_thread *who_th;
 
 static const char *who_of(const char *comm, pid_t tid, size_t *len)
 {
@@ -77,14 +81,15 @@ static const char *who_of(const char *comm, pid_t tid, size_t *len)
 	char tn[16], *q = dcg_put_u64(tn + sizeof tn, tid < 0 ? -(uint64_t)tid : (uint64_t)tid);
 	size_t cl = strlen(comm), tl = (size_t)(tn + sizeof tn - q);
 
+	who_th = NULL;
+	head.us = NO_HEAD;
+	who.len = 0;
 	if (tid < 0)
 		*--q = '-', tl++;
 	if (cl >= sizeof who.comm || 1 + cl + 1 + tl + 2 > sizeof who.text)
 		return NULL;
 	memcpy(who.comm, comm, cl + 1);
 	who.tid = tid;
-	if (!++who.serial)
-		who.serial = 1;
 	char *o = who.text;
 	*o++ = ' ';
 	memcpy(o, comm, cl);
@@ -126,42 +131,102 @@ static size_t put_us(char *o, uint64_t us)
 	return pad + nl;
 }
 
-/* One line: the head, the indentation, the arrow, the name, suffix. */
-static void tree_line(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
-		      const char *name, size_t nl, const char *suffix, size_t sl)
+static void make_head(uint64_t us)
 {
-	size_t wl = 0;
-	const char *w = who_of(th->execname, th->tid, &wl);
+	head.len = put_us(head.text, us);
+	memcpy(head.text + head.len, who.text, who.len);
+	head.len += who.len;
+	head.us = us;
+}
 
-	if (line_fit(sizeof head.text + depth + 2 + nl + sl + 1) < 0)
-		return;
-	char *o = line;
+/* The longest head and indentation copied whole, by fixed-size copies
+ * (no call of memcpy or memset): most lines are short. */
+#define SHORT 32
+static const char spaces[SHORT + 1] = "                                ";
+
+/* n bytes from s to o, n small: in words, without a call (a call would
+ * cost the line writer its registers). */
+static inline __attribute__((always_inline)) void copy_small(char *o, const char *s, size_t n)
+{
+	for (; n >= 8; n -= 8, o += 8, s += 8)
+		memcpy(o, s, 8);
+	if (n & 4)
+		memcpy(o, s, 4), o += 4, s += 4;
+	if (n & 2)
+		memcpy(o, s, 2), o += 2, s += 2;
+	if (n & 1)
+		*o = *s;
+}
+
+/* One line at o (room for sizeof head.text + SHORT + depth + 3 + nl + sl
+ * bytes): the head (none if w is 0: who has no text), the indentation,
+ * the arrow, the name, the suffix. Its end. */
+static inline __attribute__((always_inline)) char *put_line(char *o, int w, int call,
+							    uint32_t depth, uint64_t ns,
+							    const char *name, size_t nl,
+							    const char *suffix, size_t sl)
+{
 	uint64_t us = ns / 1000;
-	if (w && (head.serial != who.serial || head.us != us)) {
-		head.len = put_us(head.text, us);
-		memcpy(head.text + head.len, w, wl);
-		head.len += wl;
-		head.us = us;
-		head.serial = who.serial;
-	}
+
 	if (w) { /* else no head, as ever (a name of 64 bytes: none is) */
-		memcpy(o, head.text, head.len);
+		if (head.us != us)
+			make_head(us);
+		if (head.len <= SHORT)
+			memcpy(o, head.text, SHORT);
+		else
+			memcpy(o, head.text, head.len);
 		o += head.len;
 	}
-	memset(o, ' ', depth);
+	if (depth <= SHORT)
+		memcpy(o, spaces, SHORT);
+	else
+		memset(o, ' ', depth);
 	o += depth;
-	memcpy(o, call ? "->" : "<-", 2);
+	uint16_t arrow = call ? '-' | '>' << 8 : '<' | '-' << 8; /* "->", "<-" */
+	memcpy(o, &arrow, 2);
 	o += 2;
-	memcpy(o, name, nl);
+	if (nl <= 64)
+		copy_small(o, name, nl);
+	else
+		memcpy(o, name, nl);
 	o += nl;
-	memcpy(o, suffix, sl);
+	if (sl)
+		memcpy(o, suffix, sl);
 	o += sl;
 	*o++ = '\n';
-	size_t off = (size_t)(o - line);
-	if (by_thread)
-		dcg_spool_write(th, line, off);
-	else
-		dcg_out_write(line, off);
+	return o;
+}
+
+/* A line to the output. keep: it may wait in the queue (plain()'s lines:
+ * records.c flushes at the end of their batch); else it goes out now,
+ * before anything the script prints after. */
+static inline __attribute__((always_inline)) void tree_line(const struct dcg_sink_thread *th,
+							    int call, uint32_t depth, uint64_t ns,
+							    const char *name, size_t nl,
+							    const char *suffix, size_t sl, int keep)
+{
+	size_t wl;
+	int w = (th == who_th && th->tid == who.tid) || who_of(th->execname, th->tid, &wl);
+	size_t n = sizeof head.text + SHORT + depth + 3 + nl + sl;
+	char *o;
+
+	if (by_thread) {
+		if (line_fit(n) < 0)
+			return;
+		o = put_line(line, w, call, depth, ns, name, nl, suffix, sl);
+		dcg_spool_write(th, line, (size_t)(o - line));
+	} else if ((o = dcg_out_room(n))) {
+		dcg_out_wrote(put_line(o, w, call, depth, ns, name, nl, suffix, sl));
+		if (!keep)
+			dcg_out_flush();
+	}
+}
+
+static void tree_thread(const struct dcg_sink_thread *th)
+{
+	size_t wl;
+
+	who_th = who_of(th->execname, th->tid, &wl) ? th : NULL;
 }
 
 static void tree_record(const struct dcg_sink_rec *r)
@@ -175,13 +240,30 @@ static void tree_record(const struct dcg_sink_rec *r)
 		snprintf(sig, sizeof sig, " (%" PRIu64 ".%" PRIu64 " us)", r->dur_ns / 1000,
 			 r->dur_ns % 1000 / 100);
 	tree_line(r->thread, r->kind == DCG_REC_CALL, r->depth, r->ns, r->name,
-		  r->name_len ? r->name_len : strlen(r->name), sig, strlen(sig));
+		  r->name_len ? r->name_len : strlen(r->name), sig, strlen(sig), 0);
 }
 
+static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thread *th, int call,
+						      uint32_t depth, uint64_t ns, const char *name,
+						      size_t name_len)
+{
+	tree_line(th, call, depth, ns, name, name_len, "", 0, 1);
+}
+
+/* Most lines: their head made already, short, room in the queue. No
+ * call here (it would cost the registers of a frame). */
 static void tree_plain(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
 		       const char *name, size_t name_len)
 {
-	tree_line(th, call, depth, ns, name, name_len, "", 0);
+	size_t n = sizeof head.text + SHORT + SHORT + 3 + 64;
+
+	if (th != who_th || th->tid != who.tid || by_thread || head.us != ns / 1000 ||
+	    head.len > SHORT || depth > SHORT || name_len > 64 || dcg_outq.cap - dcg_outq.n < n) {
+		tree_plain_slow(th, call, depth, ns, name, name_len);
+		return;
+	}
+	char *o = dcg_outq.p + dcg_outq.n;
+	dcg_out_wrote(put_line(o, 1, call, depth, ns, name, name_len, "", 0));
 }
 
 static void tree_end(void)
@@ -192,7 +274,8 @@ static void tree_end(void)
 	line = NULL;
 	line_cap = 0;
 	who.len = 0;
-	head.serial = 0;
+	who_th = NULL;
+	head.us = NO_HEAD;
 }
 
 static const char *const tree_options[] = {"", "threads", NULL};
@@ -200,6 +283,7 @@ static const char *const tree_options[] = {"", "threads", NULL};
 const struct dcg_sink dcg_sink_tree = {
     .name = "tree",
     .begin = tree_begin,
+    .thread = tree_thread,
     .record = tree_record,
     .end = tree_end,
     .options = tree_options,

@@ -7,10 +7,15 @@
  * program's own functions (so the symbol lookups are real) and has
  * nested calls and returns, returns past frames, longjmp-like jumps,
  * tail calls, signal handlers, returns with no instruction, time going
- * back, and stretches under a depth limit (where the shortcut is off). */
+ * back, calls through a PLT stub of this program (the stub's jump to
+ * libc, then the return), the symbol cache invalidated now and then
+ * (the shortcut keeps its last callee per batch of the cache), and
+ * stretches under a depth limit (where the shortcut is off). */
 #include "dcg/dcg_internal.h"
 #include "sym/symbols.h"
 #include "unit.h"
+
+#include "arch/x86_64/insn.h"
 
 #include <inttypes.h>
 #include <unistd.h>
@@ -46,6 +51,31 @@ static int read_self(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	(void)ctx;
 	memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return 0;
+}
+
+/* A libc call through this program's PLT (a call or tail jump to the
+ * stub): the stub's address, or 0 if none is found. */
+__attribute__((noinline, used)) static int via_plt(int x)
+{
+	return (int)getpid() + x;
+}
+
+static uint64_t plt_stub(const struct dcg_reader *rd)
+{
+	uint64_t a = (uint64_t)(uintptr_t)via_plt;
+
+	for (int i = 0; i < 16; i++) {
+		struct _stp_x86_insn in;
+		if (_stp_dcg_read_insn(rd, a, &in) < 0 || !in.len)
+			return 0;
+		if ((in.kind == STP_X86_CALL || in.kind == STP_X86_JMP) &&
+		    dcg_is_stub(rd, in.target))
+			return in.target;
+		if (in.kind == STP_X86_RET)
+			return 0;
+		a += in.len;
+	}
 	return 0;
 }
 
@@ -105,11 +135,34 @@ struct mframe {
 	unsigned fn;
 };
 
+/* Feed e to both threads (g: dcg_event alone, q: the shortcut where it
+ * takes it): NULL, or where they differ. */
+static size_t quick_taken, events;
+static const char *feed(struct dthread *g, struct dthread *q, const struct dcg_event *e)
+{
+	uint64_t c0 = dcg_n_calls, r0 = dcg_n_rets;
+	dcg_event(g, e);
+	uint64_t gc = dcg_n_calls - c0, gr = dcg_n_rets - r0;
+	c0 = dcg_n_calls, r0 = dcg_n_rets;
+	/* once per event here, once per ring batch in a drain */
+	int ok = dcg_event_quick_ok();
+	if ((e->kind == DCG_EV_CALL || e->kind == DCG_EV_RETURN) && ok &&
+	    dcg_event_quick(q, e->kind, e->from, e->to, e->sp, e->ns))
+		quick_taken++;
+	else
+		dcg_event(q, e);
+	events++;
+	if (dcg_n_calls - c0 != gc || dcg_n_rets - r0 != gr)
+		return "the -v counts";
+	return differ(g, q);
+}
+
 int main(void)
 {
 	struct dthread *g = new_thread(), *q = new_thread();
 	struct mframe m[256];
-	size_t depth = 0, quick_taken = 0, events = 0;
+	size_t depth = 0, plt_calls = 0;
+	uint64_t stub = plt_stub(&g->rd), libc_getpid = (uint64_t)(uintptr_t)&getpid;
 	uint64_t sp = 0x7ffc00100000ull, ns = 1000;
 	unsigned cur = 5;
 	const char *bad = NULL;
@@ -118,6 +171,8 @@ int main(void)
 	struct dcg_event on = {.kind = DCG_EV_ON, .to = fn_addr(cur), .sp = sp, .ns = (int64_t)ns};
 	dcg_event(g, &on);
 	dcg_event(q, &on);
+	unit_result("dcg shortcut: a PLT stub of this program is found",
+		    stub && !dcg_in_plt(getpid(), libc_getpid), "");
 	for (int i = 0; i < 20000 && !bad; i++) {
 		struct dcg_event e = {0};
 		unsigned pick = rnd(100);
@@ -129,6 +184,40 @@ int main(void)
 		e.ns = (int64_t)ns;
 		/* under a depth limit now and then: no shortcut there */
 		dcg_max_depth = (i / 2000) % 3 == 1 ? 3 : -1;
+		if (!(i % 1500)) /* the cache forgets (a dlclose elsewhere) */
+			_stp_sym_unmap(getpid(), 0, 1);
+		if (pick < 4 && stub && depth < 200) {
+			/* a call of getpid through the stub, its jump to libc
+			 * (the call's record then), the return */
+			struct dcg_event seq[3] = {
+			    {.kind = DCG_EV_CALL,
+			     .from = here,
+			     .to = stub,
+			     .sp = sp - 8,
+			     .ns = e.ns},
+			    {.kind = DCG_EV_JUMP,
+			     .from = stub,
+			     .to = libc_getpid,
+			     .sp = sp - 8,
+			     .indirect = 1,
+			     .ns = e.ns + 1},
+			    {.kind = DCG_EV_RETURN,
+			     .from = libc_getpid + 1,
+			     .to = here + 5,
+			     .sp = sp,
+			     .ns = e.ns + 2},
+			};
+			for (int k = 0; k < 3 && !bad; k++)
+				if ((bad = feed(g, q, &seq[k])))
+					snprintf(
+					    detail, sizeof detail,
+					    "after event %zu (through the PLT, step %d): not the "
+					    "same: %s",
+					    events, k, bad);
+			ns += 2;
+			plt_calls++;
+			continue;
+		}
 		if (pick < 42 && depth < 200) { /* a call */
 			unsigned to = rnd(NFN);
 			sp -= 8 + 16 * rnd(4);
@@ -190,21 +279,7 @@ int main(void)
 			sp = e.sp;
 			depth = 0;
 		}
-		uint64_t c0 = dcg_n_calls, r0 = dcg_n_rets;
-		dcg_event(g, &e);
-		uint64_t gc = dcg_n_calls - c0, gr = dcg_n_rets - r0;
-		c0 = dcg_n_calls, r0 = dcg_n_rets;
-		if ((e.kind == DCG_EV_CALL || e.kind == DCG_EV_RETURN) && dcg_event_quick_ok() &&
-		    dcg_event_quick(q, e.kind, e.from, e.to, e.sp, e.ns))
-			quick_taken++;
-		else
-			dcg_event(q, &e);
-		events++;
-		if (dcg_n_calls - c0 != gc || dcg_n_rets - r0 != gr)
-			bad = "the -v counts";
-		else
-			bad = differ(g, q);
-		if (bad)
+		if ((bad = feed(g, q, &e)))
 			snprintf(detail, sizeof detail,
 				 "after event %zu (kind %d, from 0x%" PRIx64 " to 0x%" PRIx64
 				 " sp 0x%" PRIx64 "): not the same: %s",
@@ -215,6 +290,12 @@ int main(void)
 		 events);
 	unit_result("dcg shortcut: takes many events of the stream, not all",
 		    quick_taken > events / 4 && quick_taken < events, detail);
+	size_t shown = 0; /* calls of getpid, not of its stub (some too deep) */
+	for (size_t i = 0; i < g->nr; i++)
+		shown += g->r[i].kind == DCG_CALL && g->r[i].name == libc_getpid;
+	snprintf(detail, sizeof detail, "%zu calls through the PLT, %zu shown", plt_calls, shown);
+	unit_result("dcg shortcut: the stream calls getpid through the PLT",
+		    plt_calls > 100 && shown > plt_calls / 2, detail);
 	free(g->f);
 	free(g->r);
 	free(q->f);
