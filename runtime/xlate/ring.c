@@ -98,7 +98,7 @@ static void give(struct xl_thread *xt, struct xl_rec *r, size_t n)
 {
 	struct _stp_xl_engine *x = xt->xp->x;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && !x->cfg.raw_tsc; i++)
 		r[i].tsc = (uint64_t)xl_tsc_ns(x, r[i].tsc);
 	x->st.records += n;
 	if (x->ops.records)
@@ -179,7 +179,7 @@ void xl_ring_drain(struct xl_thread *xt)
 		if (n > sizeof buf / sizeof *buf)
 			n = sizeof buf / sizeof *buf;
 		memcpy(buf, at(xt, c->rp), n * sizeof *buf);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n && !x->cfg.raw_tsc; i++)
 			buf[i].tsc = (uint64_t)xl_tsc_ns(x, buf[i].tsc);
 		c->rp += n * sizeof *buf;
 		x->st.records += n;

@@ -572,7 +572,8 @@ struct _stp_xl_engine *_stp_xl_new(struct _stp_pt_session *s, const struct _stp_
 	const char *delay = getenv("STAP_XLATE_READ_DELAY_US");
 	if (delay)
 		x->read_delay_us = (unsigned)strtoul(delay, NULL, 10) % 1000000;
-	xl_time_init(x);
+	if (!x->cfg.raw_tsc)
+		xl_time_init(x);
 	return x;
 }
 

@@ -51,6 +51,9 @@ struct _stp_xl_config {
 	 * _stp_xl_drain, a switch-off, a fallback and the thread's end read
 	 * it: its last ring_bytes / 32 records, the others counted as lost. */
 	int overwrite;
+	/* Records keep the TSC (no clock conversion: no 2 ms of rate
+	 * measurement at start), for a client that ignores their times. */
+	int raw_tsc;
 };
 #define XL_CAP_ARGS 1 /* before calls, jumps and signal entries: arguments */
 #define XL_CAP_RET 2  /* before returns: rax */
