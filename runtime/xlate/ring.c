@@ -10,7 +10,9 @@
  * sequence number (records written before it, wrap_seq / 2 laps of
  * ring_n) gives its slot; a read copies the ring while the thread runs
  * on, then takes as read only the records that were not overwritten
- * meanwhile, judged by the sequence number after the copy. */
+ * meanwhile, judged by the sequence number after the copy. A lap starts
+ * with wrap_seq odd, wp back at the start, wrap_seq even, and only then
+ * ring_left reset: no record is written while wrap_seq is odd. */
 #include "xlate/xl_internal.h"
 
 #include <errno.h>
@@ -147,13 +149,17 @@ static void ow_drain(struct xl_thread *xt)
 }
 
 /* A record staprun writes in overwrite mode (the thread stopped, not in
- * the agent): a full ring starts again as the agent would. */
+ * the agent) at a full ring: a new lap, as the agent's wrap() does it
+ * (which may have been left half done). */
 static void ow_wrap(struct xl_ctl *c, size_t n)
 {
-	c->wrap_seq++;
-	c->ring_wp = c->ring_base;
+	if (c->ring_wp != c->ring_base) {
+		c->wrap_seq |= 1;
+		c->ring_wp = c->ring_base;
+	}
+	if (c->wrap_seq & 1)
+		c->wrap_seq++;
 	c->ring_left = n + 1;
-	c->wrap_seq++;
 }
 
 void xl_ring_drain(struct xl_thread *xt)

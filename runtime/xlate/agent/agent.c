@@ -107,15 +107,21 @@ static uint64_t sigreturn(struct xl_ctl *c)
 }
 
 /* A full ring in overwrite mode: a new lap from the start, without
- * staprun (ring.c reads wrap_seq, ring_wp and ring_left in this order). */
+ * staprun. The thread may be made native and leave the agent between any
+ * two stores (a signal, a stop), then come back here: each prefix of
+ * these stores is a state ring.c reads right, and this finishes it (a
+ * ring whose wp is at its start is not full: a lap begun before). */
 static uint64_t wrap(struct xl_ctl *c)
 {
 	volatile struct xl_ctl *v = c;
 
-	v->wrap_seq = c->wrap_seq + 1;
-	v->ring_wp = c->ring_base;
+	if (v->ring_wp != c->ring_base) {
+		v->wrap_seq = v->wrap_seq | 1;
+		v->ring_wp = c->ring_base;
+	}
+	if (v->wrap_seq & 1)
+		v->wrap_seq = v->wrap_seq + 1;
 	v->ring_left = (c->ring_end - c->ring_base) / sizeof(struct xl_rec) + 1;
-	v->wrap_seq = c->wrap_seq + 1;
 	return c->retry;
 }
 
