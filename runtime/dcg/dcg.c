@@ -297,7 +297,7 @@ void _stp_dcg_limit(int what, int64_t n, const char *pattern)
 
 static void report(void)
 {
-	char how[256] = "";
+	char how[512] = "";
 
 	if (mech->report)
 		mech->report(how, sizeof how);

@@ -123,6 +123,10 @@ struct dcg_mech {
 	/* Events not fed yet (a mechanism that queues them): feed them now,
 	 * before output is printed. NULL: none ever wait. */
 	void (*drain)(struct dthread *d);
+	/* Before a probe handler runs (the output in order): drain, unless
+	 * the events may wait (the flight recorder prints nothing until a
+	 * snapshot). NULL: drain. */
+	void (*flush)(struct dthread *d);
 	/* A new thread of a traced process, stopped before it runs (it may
 	 * have been created by a traced thread: its registers are made the
 	 * program's own). NULL: nothing to do. */

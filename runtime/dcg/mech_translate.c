@@ -14,11 +14,21 @@
  * switched on again, exits or the run ends. A thread still translated at
  * the end of the run is switched off where it is; in a process we
  * attached to (-x) it leaves the cache at its next request to staprun
- * through the engine's safety net, installed for such processes. */
+ * through the engine's safety net, installed for such processes.
+ *
+ * With the flight recorder (and no dynamic_call_graph probes, no
+ * registers captured) the engine's rings run in overwrite mode: the
+ * translated code never waits for staprun, and a thread's ring (4 times
+ * the recorder's N at least) is read only at a snapshot, a switch-off, a
+ * fallback and the thread's end; its records go through the core into
+ * the recorder as ever, the older ones giving the frames open at the
+ * window's start. Records overwritten before a read are lost to the
+ * core, which mends its stack by the stack pointer (events.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "dcg_internal.h"
+#include "sink_run.h"
 #include "lang/debug.h"
 #include "ptrace/ptrace_engine.h"
 #include "sym/symbols.h"
@@ -44,6 +54,10 @@ struct xthread {
 	 * drain may end between them) */
 	uint64_t regs[7];
 	int have_regs;
+	/* records were lost (overwrite mode): a jump waits for a call or a
+	 * return to place the thread's stack again (it moves the top frame,
+	 * which may be gone); gap: some were lost since tracing went on */
+	int lost, gap;
 };
 static struct xthread *xts;
 static size_t nxts;
@@ -56,7 +70,9 @@ struct xproc {
 static struct xproc *xps;
 static size_t nxps;
 static struct _stp_xl_engine *X;
-static int busy; /* inside a callback of the engine */
+static int busy;	/* inside a callback of the engine */
+static int overwrite;	/* the rings in overwrite mode (the flight recorder) */
+static char ow_why[96]; /* the flight recorder on, overwrite mode not: why */
 static uint64_t fallbacks;
 static char fallback_why[160];
 
@@ -168,6 +184,17 @@ static void feed(struct dthread *d, struct xthread *xr, const struct xl_rec *r)
 	dcg_event(d, &e);
 }
 
+/* After lost records, a return of a frame entered while they were lost:
+ * the core would take it for its top frame's when that one's slot is not
+ * known (a root entered mid-function), but it comes from below where the
+ * root's stack was. */
+static int stray_return(const struct dthread *d, uint64_t sp)
+{
+	const struct frame *top = d->nf ? &d->f[d->nf - 1] : NULL;
+
+	return top && !top->known && sp - 8 < top->sp;
+}
+
 static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
 {
 	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
@@ -175,7 +202,7 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 	(void)core;
 	if (!d || !d->on || d->mech != &dcg_mech_translate || !n)
 		return;
-	struct xthread *xr = capture ? xthread_of(d->tid) : NULL;
+	struct xthread *x = xthread_of(d->tid), *xr = capture ? x : NULL;
 	busy++;
 	size_t first = 0; /* the time of the first event (not of its registers) */
 	while (first + 1 < n && r[first].from_kind >> XL_KIND_SHIFT == XL_REC_ARGS)
@@ -187,6 +214,13 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		for (size_t i = 0; i < n && d->on; i++) {
 			unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
 			uint64_t from = r[i].from_kind & XL_ADDR_MASK;
+			if (x && x->gap) {
+				if ((x->lost && kind == XL_REC_JUMP) ||
+				    (kind == XL_REC_RET && stray_return(d, r[i].sp)))
+					continue;
+				if (kind != XL_REC_ARGS)
+					x->lost = 0;
+			}
 			if (!quick || (kind != XL_REC_CALL && kind != XL_REC_RET) ||
 			    !dcg_event_quick(d, kind == XL_REC_CALL ? DCG_EV_CALL : DCG_EV_RETURN,
 					     from, r[i].to, r[i].sp, (int64_t)r[i].tsc))
@@ -194,6 +228,16 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		}
 	}
 	busy--;
+}
+
+static void on_lost(void *core, struct _stp_pt_thread *t, uint64_t n)
+{
+	struct xthread *x = xthread_of(_stp_pt_tid(t));
+
+	(void)core;
+	(void)n;
+	if (x)
+		x->lost = x->gap = 1;
 }
 
 /* The thread left the cache for good at native pc: breakpoint goes on. */
@@ -292,9 +336,53 @@ static int shadow_stack(pid_t tid)
 	return on;
 }
 
+/* A snapshot: the threads' records read first (overwrite mode). */
+static void before_snapshot(pid_t pid, pid_t tid, int all)
+{
+	(void)pid;
+	if (!X || busy)
+		return;
+	for (size_t i = 0; i < dcg_nthreads; i++) {
+		struct dthread *d = dcg_threads[i];
+		struct xthread *x = xthread_of(d->tid);
+		if (!d->on || d->mech != &dcg_mech_translate || !x || !x->on ||
+		    (!all && d->tid != tid))
+			continue;
+		_stp_xl_drain(X, d->t);
+		dcg_flush_thread(d);
+	}
+}
+
+/* The engine's configuration: the rings in overwrite mode for the flight
+ * recorder of n records where nothing else needs every record. */
+static void engine_config(struct _stp_xl_config *cfg, unsigned n)
+{
+	size_t bytes = 1 << 20;
+
+	cfg->capture = capture = dcg_capture();
+	if (!n)
+		return;
+	while (bytes < 4 * (size_t)n * sizeof(struct xl_rec) && bytes < (8 << 20))
+		bytes *= 2;
+	const char *drain = getenv("STAP_DCG_RING_DRAIN");
+	if (drain && *drain == '1') /* for comparisons (bench/dcg-ring-bench.sh) */
+		snprintf(ow_why, sizeof ow_why, "STAP_DCG_RING_DRAIN=1");
+	else if (dcg_probes_wanted())
+		snprintf(ow_why, sizeof ow_why, "dynamic_call_graph probes see every event");
+	else if (capture)
+		snprintf(ow_why, sizeof ow_why, "registers are captured");
+	else if (bytes < 4 * (size_t)n * sizeof(struct xl_rec))
+		snprintf(ow_why, sizeof ow_why, "%u records are more than a ring keeps", n);
+	if (ow_why[0])
+		return;
+	cfg->overwrite = overwrite = 1;
+	cfg->ring_bytes = bytes;
+	dcg_run_on_snapshot(before_snapshot);
+}
+
 static int xl_on(struct dthread *d, uint64_t pc)
 {
-	static const struct _stp_xl_ops ops = {func_of, on_records, on_fallback};
+	static const struct _stp_xl_ops ops = {func_of, on_records, on_fallback, on_lost};
 	struct xthread *x = xthread_of(d->tid);
 	int rc;
 
@@ -308,7 +396,8 @@ static int xl_on(struct dthread *d, uint64_t pc)
 	if (busy)
 		return -EBUSY;
 	if (!X) {
-		struct _stp_xl_config cfg = {.capture = capture = dcg_capture()};
+		struct _stp_xl_config cfg = {0};
+		engine_config(&cfg, dcg_run_ring_size());
 		if (!(X = _stp_xl_new(NULL, &ops, NULL, &cfg)))
 			return -ENOMEM;
 	}
@@ -323,6 +412,7 @@ static int xl_on(struct dthread *d, uint64_t pc)
 		*x = (struct xthread){.tid = d->tid, .pid = d->pid, .t = d->t};
 	}
 	x->have_regs = 0; /* none kept from an earlier time on */
+	x->lost = x->gap = 0;
 	if ((rc = proc_known(d)) < 0)
 		return rc;
 	rc = _stp_xl_thread_on(X, d->t);
@@ -363,6 +453,13 @@ static void xl_drain(struct dthread *d)
 		_stp_xl_drain(X, d->t);
 }
 
+/* Before a handler: in overwrite mode the records wait for a read. */
+static void xl_flush(struct dthread *d)
+{
+	if (!overwrite)
+		xl_drain(d);
+}
+
 static void xl_thread_start(struct _stp_pt_thread *t)
 {
 	if (X)
@@ -401,7 +498,7 @@ static void xl_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem wha
 static void xl_report(char *how, size_t len)
 {
 	struct _stp_xl_stats st;
-	char fb[256] = "";
+	char fb[256] = "", ow[160] = "";
 
 	if (!X)
 		return;
@@ -411,10 +508,17 @@ static void xl_report(char *how, size_t len)
 	if (fallbacks)
 		snprintf(fb, sizeof fb, "; %" PRIu64 " handed over to breakpoint (%s)", fallbacks,
 			 fallback_why);
+	if (overwrite)
+		snprintf(ow, sizeof ow,
+			 "; flight recorder on the engine's rings: %" PRIu64
+			 " records overwritten unread",
+			 st.overwritten);
+	else if (ow_why[0])
+		snprintf(ow, sizeof ow, "; flight recorder: every record read (%s)", ow_why);
 	snprintf(how, len,
 		 " (in-process: on %" PRIu64 " times, %" PRIu64 " blocks, %" PRIu64
-		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s)",
-		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, fb);
+		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s%s)",
+		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, fb, ow);
 }
 
 static void xl_finish(void)
@@ -432,6 +536,8 @@ static void xl_finish(void)
 	nxps = 0;
 	fallbacks = 0;
 	fallback_why[0] = '\0';
+	overwrite = 0;
+	ow_why[0] = '\0';
 }
 
 const struct dcg_mech dcg_mech_translate = {
@@ -442,6 +548,7 @@ const struct dcg_mech dcg_mech_translate = {
     .thread_on = xl_on,
     .thread_off = xl_off,
     .drain = xl_drain,
+    .flush = xl_flush,
     .thread_start = xl_thread_start,
     .thread_exit = xl_thread_exit,
     .mem_changed = xl_mem_changed,

@@ -218,8 +218,11 @@ void _stp_dcg_flush_all(void)
 	for (size_t i = 0; i < dcg_nthreads; i++) {
 		struct dthread *d = dcg_threads[i];
 		/* events a mechanism still holds come first */
-		if (d->on && d->mech->drain)
-			d->mech->drain(d);
+		void (*flush)(struct dthread *) = !d->on ? NULL
+		    : d->mech->flush			 ? d->mech->flush
+							 : d->mech->drain;
+		if (flush)
+			flush(d);
 		dcg_flush_thread(d);
 	}
 }

@@ -32,6 +32,72 @@
 
 static struct dcg_buf line, name;
 static unsigned long long events;
+
+/* With a file of its own, the events gather here and go out in large
+ * writes (one stdio call per event cost as much as the event); on stap's
+ * output each is written as it comes, in order with the script's. */
+static struct {
+	char b[1 << 16];
+	size_t n;
+	int on;
+} ob;
+
+static void ob_flush(void)
+{
+	if (ob.n)
+		dcg_out_write(ob.b, ob.n);
+	ob.n = 0;
+}
+
+static void put(const void *p, size_t n)
+{
+	if (!ob.on) {
+		dcg_out_write(p, n);
+		return;
+	}
+	if (n > sizeof ob.b - ob.n) {
+		ob_flush();
+		if (n > sizeof ob.b) {
+			dcg_out_write(p, n);
+			return;
+		}
+	}
+	memcpy(ob.b + ob.n, p, n);
+	ob.n += n;
+}
+
+static void put_buf(struct dcg_buf *b)
+{
+	if (!b->oom)
+		put(b->p, b->n);
+	b->n = 0;
+	b->oom = 0;
+}
+
+/* ts in microseconds with three decimals, backwards to end: its start.
+ * Two digits at a time. */
+static char *put_ts(char *end, uint64_t ns)
+{
+	static const char d2[] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
+	uint64_t us = ns / 1000;
+	unsigned f = (unsigned)(ns % 1000);
+
+	*--end = (char)('0' + f % 10);
+	memcpy(end -= 2, d2 + 2 * (f / 10), 2);
+	*--end = '.';
+	while (us >= 100) {
+		memcpy(end -= 2, d2 + 2 * (us % 100), 2);
+		us /= 100;
+	}
+	if (us >= 10)
+		memcpy(end -= 2, d2 + 2 * us, 2);
+	else
+		*--end = (char)('0' + us);
+	return end;
+}
 /* the threads and processes named so far */
 static struct dcg_tmap named = {.size = 1};
 
@@ -54,6 +120,7 @@ struct tail {
 	const char *name_p, *module_p;
 	int sig, used;
 	char *name, *module; /* copies (module NULL: none) */
+	size_t name_len;
 	char *b, *e;
 	size_t b_len, e_len;
 };
@@ -73,7 +140,9 @@ static int tail_is(const struct tail *t, const struct dcg_sink_rec *r, int sig)
 {
 	if (!t->used || t->name_p != r->name || t->module_p != r->module || t->sig != sig)
 		return 0;
-	if (strcmp(t->name, r->name))
+	/* the length the core knows saves a strcmp (names are long) */
+	if (r->name_len ? r->name_len != t->name_len || memcmp(t->name, r->name, r->name_len)
+			: strcmp(t->name, r->name))
 		return 0;
 	return r->module ? t->module && !strcmp(t->module, r->module) : !t->module;
 }
@@ -102,6 +171,7 @@ static const struct tail *tail_of(const struct dcg_sink_rec *r)
 	t->b_len = b.n;
 	t->b = b.oom ? NULL : strdup(dcg_buf_str(&b));
 	dcg_buf_free(&b);
+	t->name_len = strlen(r->name);
 	t->name = strdup(r->name);
 	t->module = r->module ? strdup(r->module) : NULL;
 	if (!t->b || !t->e || !t->name || (r->module && !t->module)) {
@@ -132,8 +202,12 @@ static void head_of(const struct dcg_sink_thread *th)
 
 static int chrome_begin(void)
 {
+	static const char opening[] = "{\"traceEvents\":[";
+
 	events = 0;
-	dcg_out_puts("{\"traceEvents\":[");
+	ob.n = 0;
+	ob.on = dcg_out_is_file();
+	put(opening, sizeof opening - 1);
 	return 0;
 }
 
@@ -151,7 +225,7 @@ static void event_start(const char *ph, pid_t pid, pid_t tid)
 static void event_end(void)
 {
 	dcg_buf_puts(&line, "}");
-	dcg_out_buf(&line);
+	put_buf(&line);
 }
 
 static void meta(pid_t pid, pid_t tid, const char *what, const char *text, pid_t paren)
@@ -189,33 +263,35 @@ static void chrome_record(const struct dcg_sink_rec *r)
 		return;
 	const struct tail *t = tail_of(r);
 	if (t) {
-		/* the usual way: the thread's head, the time, the tail */
+		/* the usual way: the thread's head, the time, the tail, made
+		 * in place in the buffer when it has room */
 		int call = r->kind == DCG_REC_CALL;
-		char ts[24], *d = dcg_put_u64(ts + sizeof ts - 4, r->mono_ns / 1000);
-		char *end = ts + sizeof ts - 4;
-		end[0] = '.';
-		end[1] = (char)('0' + r->mono_ns % 1000 / 100);
-		end[2] = (char)('0' + r->mono_ns % 100 / 10);
-		end[3] = (char)('0' + r->mono_ns % 10);
+		char ts[32], *d = put_ts(ts + sizeof ts, r->mono_ns);
 		head_of(r->thread);
 		int first = events++ == 0;
-		const char *part[4] = {first ? "\n" : ",\n", call ? head.b : head.e, d,
-				       call ? t->b : t->e};
-		size_t len[4] = {first ? 1 : 2, call ? head.b_len : head.e_len,
-				 (size_t)(ts + sizeof ts - d), call ? t->b_len : t->e_len};
-		char one[512];
-		if (len[0] + len[1] + len[2] + len[3] <= sizeof one) {
-			size_t n = 0;
-			for (int i = 0; i < 4; i++) {
-				memcpy(one + n, part[i], len[i]);
-				n += len[i];
-			}
-			dcg_out_write(one, n);
+		const char *hd = call ? head.b : head.e, *tl = call ? t->b : t->e;
+		size_t hl = call ? head.b_len : head.e_len, tsl = (size_t)(ts + sizeof ts - d);
+		size_t tll = call ? t->b_len : t->e_len;
+		size_t need = 2 + hl + tsl + tll;
+		if (ob.on && need > sizeof ob.b - ob.n)
+			ob_flush();
+		if (ob.on && need <= sizeof ob.b - ob.n) {
+			char *o = ob.b + ob.n;
+			if (first)
+				*o++ = '\n';
+			else
+				*o++ = ',', *o++ = '\n';
+			memcpy(o, hd, hl);
+			memcpy(o += hl, d, tsl);
+			memcpy(o += tsl, tl, tll);
+			ob.n = (size_t)(o + tll - ob.b);
 		} else {
 			line.n = 0;
-			for (int i = 0; i < 4; i++)
-				dcg_buf_put(&line, part[i], len[i]);
-			dcg_out_buf(&line);
+			dcg_buf_put(&line, first ? "\n" : ",\n", first ? 1 : 2);
+			dcg_buf_put(&line, hd, hl);
+			dcg_buf_put(&line, d, tsl);
+			dcg_buf_put(&line, tl, tll);
+			put_buf(&line);
 		}
 	} else {
 		event_start(call_ph(r), r->thread->pid, r->thread->tid);
@@ -246,7 +322,11 @@ static void chrome_record(const struct dcg_sink_rec *r)
 
 static void chrome_end(void)
 {
-	dcg_out_puts("\n],\"displayTimeUnit\":\"ns\"}\n");
+	static const char fin[] = "\n],\"displayTimeUnit\":\"ns\"}\n";
+
+	put(fin, sizeof fin - 1);
+	ob_flush();
+	ob.on = 0;
 	dcg_buf_free(&line);
 	dcg_buf_free(&name);
 	dcg_tmap_free(&named, NULL);

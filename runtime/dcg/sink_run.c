@@ -526,6 +526,18 @@ static uint64_t mono_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static void (*before_snapshot)(pid_t pid, pid_t tid, int all);
+
+unsigned dcg_run_ring_size(void)
+{
+	return cfg.resolved && cfg.ring > 0 ? (unsigned)cfg.ring : 0;
+}
+
+void dcg_run_on_snapshot(void (*fn)(pid_t pid, pid_t tid, int all))
+{
+	before_snapshot = fn;
+}
+
 int64_t _stp_dcg_snapshot(struct _stp_context *c, int all)
 {
 	if (cfg.ring <= 0) {
@@ -534,8 +546,10 @@ int64_t _stp_dcg_snapshot(struct _stp_context *c, int all)
 		       "(dynamic_call_graph_flight_recorder(N) or -D STP_DCG_RING=N)");
 		return 0;
 	}
-	if (!sink_ready())
+	if (!cfg.resolved || !sink_ready()) /* never switched on yet: nothing kept */
 		return 0;
+	if (before_snapshot)
+		before_snapshot((pid_t)_stp_ctx_pid(c), (pid_t)_stp_ctx_tid(c), all);
 	return (int64_t)dcg_ring_snapshot((pid_t)_stp_ctx_pid(c), (pid_t)_stp_ctx_tid(c), all,
 					  mono_now(), thread_to_sink, deliver, stop_thread);
 }
@@ -566,6 +580,7 @@ void dcg_run_finish(void)
 	free(path);
 	dcg_tmap_free(&threads, lthread_free);
 	last_t = NULL;
+	before_snapshot = NULL;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.durations = -1;
 	cfg.ring = -1;

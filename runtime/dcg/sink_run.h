@@ -44,6 +44,14 @@ void dcg_run_calibration(char *how, size_t len);
  * mechanism, measured now (calib_ptrace.c, calib_translate.c), and how. */
 int64_t dcg_run_calibrate(char *how, size_t len);
 
+/* The flight recorder's N (records kept per thread), 0 when it is off
+ * or not chosen yet. */
+unsigned dcg_run_ring_size(void);
+/* fn runs before each snapshot, for the threads it gives (tid; all:
+ * every thread): a mechanism that keeps the events itself hands them
+ * over then (mech_translate.c's rings in overwrite mode). NULL: none. */
+void dcg_run_on_snapshot(void (*fn)(pid_t pid, pid_t tid, int all));
+
 /* ---- for the sinks ---- */
 
 /* The option given after the format's name (NAME:OPTION), or its first

@@ -147,6 +147,10 @@ struct xl_ctl {
 	uint64_t rp; /* staprun's read pointer (only staprun uses it) */
 	/* counters (the agent's) */
 	uint64_t n_agent, n_dir_hits, n_doorbells;
+	/* overwrite mode (the flight recorder, ring.c): at a full ring the
+	 * agent starts it again itself, the oldest records overwritten.
+	 * wrap_seq is twice the laps, odd while the agent starts one. */
+	uint64_t overwrite, wrap_seq;
 	/* rseq: the descriptors of the copies of critical sections in this
 	 * thread's cache (rseq_cs points to one while its copy runs) */
 	struct xl_rseq_cs shadow[XL_RSEQ_SHADOWS];

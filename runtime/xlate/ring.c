@@ -3,12 +3,23 @@
  * reads [rp, wp) whenever it likes (a record is complete before wp moves
  * past it) and starts the buffer again at a doorbell for a full ring,
  * when the thread is in the agent and writes nothing. Records carry the
- * TSC; they reach the client in CLOCK_MONOTONIC nanoseconds. */
+ * TSC; they reach the client in CLOCK_MONOTONIC nanoseconds.
+ *
+ * In overwrite mode (cfg.overwrite, the flight recorder) the agent starts
+ * a full ring again itself and nothing waits for staprun. A record's
+ * sequence number (records written before it, wrap_seq / 2 laps of
+ * ring_n) gives its slot; a read copies the ring while the thread runs
+ * on, then takes as read only the records that were not overwritten
+ * meanwhile, judged by the sequence number after the copy. A lap starts
+ * with wrap_seq odd, wp back at the start, wrap_seq even, and only then
+ * ring_left reset: no record is written while wrap_seq is odd. */
 #include "xlate/xl_internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 static int64_t mono_ns(void)
@@ -60,6 +71,95 @@ void xl_ring_reset(struct xl_thread *xt)
 
 	c->ring_wp = c->rp = c->ring_base;
 	c->ring_left = xt->ring_n + 1;
+	c->wrap_seq = 0;
+	c->overwrite = (uint64_t)xt->xp->x->cfg.overwrite;
+	xt->ow_done = 0;
+}
+
+/* ---- overwrite mode ---- */
+
+/* The records written so far (a lower bound while the agent starts a lap:
+ * the lap before is whole then). */
+static uint64_t ow_written(struct xl_thread *xt)
+{
+	volatile struct xl_ctl *c = xt->ctl;
+
+	for (;;) {
+		uint64_t s = __atomic_load_n(&c->wrap_seq, __ATOMIC_ACQUIRE);
+		if (s & 1)
+			return (s / 2 + 1) * xt->ring_n;
+		uint64_t wp = __atomic_load_n(&c->ring_wp, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&c->wrap_seq, __ATOMIC_ACQUIRE) != s)
+			continue; /* a lap began between */
+		uint64_t i = wp >= c->ring_base ? (wp - c->ring_base) / sizeof(struct xl_rec) : 0;
+		return s / 2 * xt->ring_n + (i < xt->ring_n ? i : xt->ring_n);
+	}
+}
+
+static void give(struct xl_thread *xt, struct xl_rec *r, size_t n)
+{
+	struct _stp_xl_engine *x = xt->xp->x;
+
+	for (size_t i = 0; i < n && !x->cfg.raw_tsc; i++)
+		r[i].tsc = (uint64_t)xl_tsc_ns(x, r[i].tsc);
+	x->st.records += n;
+	if (x->ops.records)
+		x->ops.records(x->core, xt->t, r, n);
+}
+
+/* Read what was written since the last read, oldest first: the records
+ * [lo, w1) still in the ring copied, then those the thread overwrote
+ * meanwhile left out; the ones before are lost. */
+static void ow_drain(struct xl_thread *xt)
+{
+	struct _stp_xl_engine *x = xt->xp->x;
+	const struct xl_rec *ring = (const struct xl_rec *)(xt->rg.mem + XL_RING_OFF);
+	size_t n = xt->ring_n;
+	uint64_t w1 = ow_written(xt);
+	uint64_t lo = w1 > n ? w1 - n : 0;
+
+	if (lo < xt->ow_done)
+		lo = xt->ow_done;
+	if (w1 <= lo)
+		return;
+	if (x->ow_copy_n < n) {
+		struct xl_rec *v = realloc(x->ow_copy, n * sizeof *v);
+		if (!v)
+			return; /* read at the next chance */
+		x->ow_copy = v;
+		x->ow_copy_n = n;
+	}
+	if (x->read_delay_us) /* tests: the thread overwrites part of what is read */
+		usleep(x->read_delay_us * (unsigned)(++x->reads % 8 + 1) / 8);
+	size_t k = (size_t)(w1 - lo), at = (size_t)(lo % n), first = k < n - at ? k : n - at;
+	memcpy(x->ow_copy, ring + at, first * sizeof *ring);
+	memcpy(x->ow_copy + first, ring, (k - first) * sizeof *ring);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* the thread went on: it wrote up to w2 and may be writing the
+	 * record w2, over the record w2 - n */
+	uint64_t w2 = ow_written(xt), skip = 0;
+	if (w2 + 1 > n && w2 + 1 - n > lo)
+		skip = w2 + 1 - n - lo < k ? w2 + 1 - n - lo : k;
+	uint64_t lost = lo + skip - xt->ow_done;
+	x->st.overwritten += lost;
+	xt->ow_done = w1;
+	if (lost && x->ops.lost)
+		x->ops.lost(x->core, xt->t, lost);
+	give(xt, x->ow_copy + skip, k - (size_t)skip);
+}
+
+/* A record staprun writes in overwrite mode (the thread stopped, not in
+ * the agent) at a full ring: a new lap, as the agent's wrap() does it
+ * (which may have been left half done). */
+static void ow_wrap(struct xl_ctl *c, size_t n)
+{
+	if (c->ring_wp != c->ring_base) {
+		c->wrap_seq |= 1;
+		c->ring_wp = c->ring_base;
+	}
+	if (c->wrap_seq & 1)
+		c->wrap_seq++;
+	c->ring_left = n + 1;
 }
 
 void xl_ring_drain(struct xl_thread *xt)
@@ -67,9 +167,15 @@ void xl_ring_drain(struct xl_thread *xt)
 	struct _stp_xl_engine *x = xt->xp->x;
 	struct xl_ctl *c = xt->ctl;
 	struct xl_rec buf[256];
-	uint64_t wp = __atomic_load_n(&c->ring_wp, __ATOMIC_ACQUIRE);
-
 	int64_t t0 = mono_ns();
+
+	if (c->overwrite) {
+		refine(x);
+		ow_drain(xt);
+		x->st.drain_ns += (uint64_t)(mono_ns() - t0);
+		return;
+	}
+	uint64_t wp = __atomic_load_n(&c->ring_wp, __ATOMIC_ACQUIRE);
 
 	if (wp < c->ring_base || wp > c->ring_end || c->rp > wp)
 		c->rp = wp; /* nonsense: the program wrote over our memory */
@@ -79,7 +185,7 @@ void xl_ring_drain(struct xl_thread *xt)
 		if (n > sizeof buf / sizeof *buf)
 			n = sizeof buf / sizeof *buf;
 		memcpy(buf, at(xt, c->rp), n * sizeof *buf);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n && !x->cfg.raw_tsc; i++)
 			buf[i].tsc = (uint64_t)xl_tsc_ns(x, buf[i].tsc);
 		c->rp += n * sizeof *buf;
 		x->st.records += n;
@@ -95,7 +201,9 @@ int xl_ring_put(struct xl_thread *xt, const struct xl_rec *r)
 {
 	struct xl_ctl *c = xt->ctl;
 
-	if (c->ring_left <= 1) {
+	if (c->ring_left <= 1 && c->overwrite) {
+		ow_wrap(c, xt->ring_n);
+	} else if (c->ring_left <= 1) {
 		xl_ring_drain(xt);
 		xl_ring_reset(xt);
 	}

@@ -152,7 +152,8 @@ static void doorbell(struct xl_thread *xt)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	x->st.doorbells++;
-	xl_ring_drain(xt);
+	if (!c->overwrite) /* the records wait for a read (ring.c) */
+		xl_ring_drain(xt);
 	switch (c->req) {
 	case XL_REQ_TRANSLATE: {
 		struct xl_block *b = xl_block_at(xt, c->arg);
@@ -564,9 +565,15 @@ struct _stp_xl_engine *_stp_xl_new(struct _stp_pt_session *s, const struct _stp_
 		x->cfg.cache_bytes = 8 << 20;
 	if (!x->cfg.max_threads)
 		x->cfg.max_threads = 64;
+	if (x->cfg.capture) /* a lap is then not a whole number of events */
+		x->cfg.overwrite = 0;
 	if (getenv("STAP_XLATE_DEBUG"))
 		_stp_xl_debug_on = 1;
-	xl_time_init(x);
+	const char *delay = getenv("STAP_XLATE_READ_DELAY_US");
+	if (delay)
+		x->read_delay_us = (unsigned)strtoul(delay, NULL, 10) % 1000000;
+	if (!x->cfg.raw_tsc)
+		xl_time_init(x);
 	return x;
 }
 
@@ -620,6 +627,7 @@ void _stp_xl_free(struct _stp_xl_engine *x)
 	while (x->procs)
 		proc_free(x, x->procs, NULL);
 	xl_map_free(&x->fids);
+	free(x->ow_copy);
 	free(x);
 }
 

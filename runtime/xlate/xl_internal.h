@@ -98,7 +98,8 @@ struct xl_thread {
 	int on;
 	struct xl_mapping rg; /* the region (layout.h) */
 	struct xl_ctl *ctl;
-	size_t ring_n; /* records */
+	size_t ring_n;	  /* records */
+	uint64_t ow_done; /* overwrite mode: records written and read (ring.c) */
 	struct xl_chunk ch[XL_MAX_CHUNKS];
 	int nch;
 	size_t code_bytes;
@@ -193,6 +194,11 @@ struct _stp_xl_engine {
 	int64_t ns0;
 	double ns_per_tick;
 	struct _stp_xl_stats st;
+	struct xl_rec *ow_copy; /* overwrite mode: a ring's records, read */
+	size_t ow_copy_n;
+	/* STAP_XLATE_READ_DELAY_US: tests wait up to this long in a read
+	 * (ring.c), more or less from read to read */
+	unsigned read_delay_us, reads;
 };
 
 /* Addresses in a thread's region. */

@@ -34,6 +34,9 @@ struct _stp_xl_ops {
 	/* t left the cache for good at native pc: why (an instruction that
 	 * cannot be translated, a limit); the client traces it otherwise. */
 	void (*fallback)(void *core, struct _stp_pt_thread *t, uint64_t pc, const char *why);
+	/* Overwrite mode: n records of t were overwritten before they were
+	 * read; the next records follow that gap. NULL: not told. */
+	void (*lost)(void *core, struct _stp_pt_thread *t, uint64_t n);
 };
 
 struct _stp_xl_config {
@@ -43,6 +46,14 @@ struct _stp_xl_config {
 	int protect;	    /* attached processes (-x): a SIGTRAP handler of ours keeps
 			     * them alive if staprun dies (runtime/xlate/safety.c) */
 	int capture;	    /* XL_CAP_*: XL_REC_ARGS records before those records */
+	/* The rings in overwrite mode (without capture only): a full ring
+	 * starts again in the thread, the oldest records overwritten; only
+	 * _stp_xl_drain, a switch-off, a fallback and the thread's end read
+	 * it: its last ring_bytes / 32 records, the others counted as lost. */
+	int overwrite;
+	/* Records keep the TSC (no clock conversion: no 2 ms of rate
+	 * measurement at start), for a client that ignores their times. */
+	int raw_tsc;
 };
 #define XL_CAP_ARGS 1 /* before calls, jumps and signal entries: arguments */
 #define XL_CAP_RET 2  /* before returns: rax */
@@ -86,15 +97,16 @@ void _stp_xl_drain(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 
 /* Counters, for -v. */
 struct _stp_xl_stats {
-	uint64_t threads;    /* switched on, in all */
-	uint64_t blocks;     /* translated */
-	uint64_t code_bytes; /* of translated code */
-	uint64_t doorbells;  /* stops asked for by the agent */
-	uint64_t agent;	     /* entries into the agent */
-	uint64_t dir_hits;   /* lookup misses the agent answered itself */
-	uint64_t records;    /* drained */
-	uint64_t flushes;    /* caches flushed (full) */
-	uint64_t signals;    /* delivered to translated threads */
+	uint64_t threads;     /* switched on, in all */
+	uint64_t blocks;      /* translated */
+	uint64_t code_bytes;  /* of translated code */
+	uint64_t doorbells;   /* stops asked for by the agent */
+	uint64_t agent;	      /* entries into the agent */
+	uint64_t dir_hits;    /* lookup misses the agent answered itself */
+	uint64_t records;     /* drained */
+	uint64_t overwritten; /* overwrite mode: records lost, never read */
+	uint64_t flushes;     /* caches flushed (full) */
+	uint64_t signals;     /* delivered to translated threads */
 	uint64_t fallbacks;
 	uint64_t drain_ns;    /* staprun's time draining rings (consumer) */
 	uint64_t doorbell_ns; /* staprun's time answering doorbells */

@@ -106,6 +106,25 @@ static uint64_t sigreturn(struct xl_ctl *c)
 	return (uint64_t)(uintptr_t)xl_do_sigreturn;
 }
 
+/* A full ring in overwrite mode: a new lap from the start, without
+ * staprun. The thread may be made native and leave the agent between any
+ * two stores (a signal, a stop), then come back here: each prefix of
+ * these stores is a state ring.c reads right, and this finishes it (a
+ * ring whose wp is at its start is not full: a lap begun before). */
+static uint64_t wrap(struct xl_ctl *c)
+{
+	volatile struct xl_ctl *v = c;
+
+	if (v->ring_wp != c->ring_base) {
+		v->wrap_seq = v->wrap_seq | 1;
+		v->ring_wp = c->ring_base;
+	}
+	if (v->wrap_seq & 1)
+		v->wrap_seq = v->wrap_seq + 1;
+	v->ring_left = (c->ring_end - c->ring_base) / sizeof(struct xl_rec) + 1;
+	return c->retry;
+}
+
 uint64_t xl_agent(int why)
 {
 	struct xl_ctl *c = &xl_ctl;
@@ -119,6 +138,9 @@ uint64_t xl_agent(int why)
 	case XL_E_MISS_DIRECT: /* rax: the target, which native_pc is */
 		return ask(c, XL_REQ_TRANSLATE, c->native_pc);
 	case XL_E_FULL:
+		if (((volatile struct xl_ctl *)c)->overwrite &&
+		    !((volatile struct xl_ctl *)c)->gone)
+			return wrap(c);
 		return ask(c, XL_REQ_DRAIN, 0);
 	case XL_E_SIGRETURN:
 		return sigreturn(c);
