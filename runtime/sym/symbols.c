@@ -5,6 +5,7 @@
 #include "symbols.h"
 
 #include "addrtab.h"
+#include "sectab.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -67,30 +68,60 @@ static void entry_free(struct symentry *e)
 	free(e);
 }
 
-static char no_table; /* a module's userdata: its table could not be made */
+/* A module's userdata: its tables, each made at its first use */
+struct modinfo {
+	struct _stp_addrtab *syms;
+	struct _stp_sectab *secs;
+	int syms_done, secs_done;
+};
 
 static int free_table(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
+	struct modinfo *m = *ud;
+
 	(void)mod, (void)name, (void)start, (void)arg;
-	if (*ud != &no_table)
-		_stp_addrtab_free(*ud);
+	if (m) {
+		_stp_addrtab_free(m->syms);
+		_stp_sectab_free(m->secs);
+		free(m);
+	}
 	*ud = NULL;
 	return DWARF_CB_OK;
 }
 
-/* MOD's sorted symbol table, made at its first use (NULL: none) */
-static struct _stp_addrtab *table_of(Dwfl_Module *mod)
+static struct modinfo *info_of(Dwfl_Module *mod)
 {
 	void **ud = NULL;
 
 	if (!dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) || !ud)
 		return NULL;
-	if (!*ud) {
-		struct _stp_addrtab *t = _stp_addrtab_build(mod);
+	if (!*ud)
+		*ud = calloc(1, sizeof(struct modinfo));
+	return *ud;
+}
 
-		*ud = t ? (void *)t : (void *)&no_table;
+/* MOD's sorted symbol table (NULL: none) */
+static struct _stp_addrtab *table_of(Dwfl_Module *mod)
+{
+	struct modinfo *m = info_of(mod);
+
+	if (m && !m->syms_done) {
+		m->syms = _stp_addrtab_build(mod);
+		m->syms_done = 1;
 	}
-	return *ud == &no_table ? NULL : *ud;
+	return m ? m->syms : NULL;
+}
+
+/* MOD's sections by address (NULL: none) */
+static struct _stp_sectab *sections_of(Dwfl_Module *mod)
+{
+	struct modinfo *m = info_of(mod);
+
+	if (m && !m->secs_done) {
+		m->secs = _stp_sectab_build(mod);
+		m->secs_done = 1;
+	}
+	return m ? m->secs : NULL;
 }
 
 static void drop_dwfl(struct _stp_symtab *st)
@@ -332,22 +363,6 @@ static void fill_line(struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 	e->info.line = line;
 }
 
-/* Is addr in one of mod's PLT sections (.plt, .plt.sec, .plt.got, .iplt)? */
-static int in_plt(Dwfl_Module *mod, uint64_t addr)
-{
-	GElf_Addr bias = 0, a = addr;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
-	size_t strndx;
-	GElf_Shdr sh;
-	const char *n;
-
-	if (!elf || !scn || elf_getshdrstrndx(elf, &strndx) < 0 || !gelf_getshdr(scn, &sh) ||
-	    !(n = elf_strptr(elf, strndx, sh.sh_name)))
-		return 0;
-	return !strncmp(n, ".plt", 4) || !strcmp(n, ".iplt");
-}
-
 static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 {
 	Dwarf_Addr start = 0, end = 0;
@@ -372,7 +387,7 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 		e->info.modoff = addr - start;
 	if (st->main_path && !strcmp(st->main_path, name))
 		e->info.is_main = 1;
-	e->info.plt = (uint8_t)in_plt(mod, addr);
+	e->info.plt = (uint8_t)_stp_sectab_in_plt(sections_of(mod), addr);
 	fill_symbol(e, mod, addr);
 }
 
