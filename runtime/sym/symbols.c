@@ -400,11 +400,14 @@ const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr
 	for (e = st->buckets[b]; e; e = e->next)
 		if (e->info.addr == addr)
 			return &e->info;
-	/* A miss is rare (once per address): re-read the modules if the
-	 * mappings changed since the last report (dlopen, dlclose). */
-	if (st->stale || !st->dwfl || maps_hash(st->pid) != st->maps_hash)
+	/* A miss is once per address. dlopen and dlclose reach us through
+	 * the cache's hooks (_stp_sym_unmapped: stale); reading the maps
+	 * (about as dear as a ptrace stop) is left for an address in no
+	 * module known, which may have been mapped unseen. */
+	if (st->stale || !st->dwfl)
 		report(st);
-	if (st->dwfl)
+	if (st->dwfl && !(mod = dwfl_addrmodule(st->dwfl, addr)) &&
+	    maps_hash(st->pid) != st->maps_hash && report(st) == 0)
 		mod = dwfl_addrmodule(st->dwfl, addr);
 	e = calloc(1, sizeof *e);
 	if (!e)

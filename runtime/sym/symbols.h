@@ -2,10 +2,12 @@
  * of a ptrace-stopped thread, through libdwfl's linux-proc support.
  *
  * One _stp_symtab per traced process and exec image, kept by the symbol
- * cache (_stp_sym_of, cache.c). Lookups are cached per address. On a
- * cache miss the module list is re-read if /proc/PID/maps changed
- * (dlopen); the cached names of a range stay until it is reported
- * unmapped (_stp_sym_unmapped: the cache does it, by its rule).
+ * cache (_stp_sym_of, cache.c). Lookups are cached per address. The
+ * module list is re-read after a range is reported unmapped
+ * (_stp_sym_unmapped: the cache does it, by its rule, at dlopen and
+ * dlclose too), and at a miss in no module known if /proc/PID/maps
+ * changed; the cached names of a range stay until it is reported
+ * unmapped.
  *
  * Formats (SystemTap's, and issue 4's call-graph names):
  *   usymdata   "name+0xOFF/0xSIZE [/path/of/module]"; when only the
