@@ -26,9 +26,8 @@ unsigned long xl_memo_made, xl_memo_copied;
  * depend on the pc. */
 static int memo_mnemonic(ZydisMnemonic mn)
 {
-	return mn == ZYDIS_MNEMONIC_MOV || mn == ZYDIS_MNEMONIC_LEA ||
-	    mn == ZYDIS_MNEMONIC_MOVZX || mn == ZYDIS_MNEMONIC_RDTSC ||
-	    mn == ZYDIS_MNEMONIC_SYSCALL || mn == ZYDIS_MNEMONIC_INT3;
+	return mn == ZYDIS_MNEMONIC_MOV || mn == ZYDIS_MNEMONIC_LEA || mn == ZYDIS_MNEMONIC_MOVZX ||
+	    mn == ZYDIS_MNEMONIC_RDTSC || mn == ZYDIS_MNEMONIC_SYSCALL || mn == ZYDIS_MNEMONIC_INT3;
 }
 
 /* An operand's kind and registers in one word (Zydis's registers are

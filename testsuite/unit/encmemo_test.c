@@ -27,8 +27,16 @@ static size_t make_reqs(struct req *v, size_t max)
 					     ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_R8,
 					     ZYDIS_REGISTER_R15};
 	static const int64_t disps[] = {0, 8, -8, 127, 128, -129, 0x7fffffff, 4, 15, 24};
-	static const int64_t imms[] = {0, 1, -1, 0x7f, 0x80, 0x7fffffff, 0x80000000ll,
-				       0xffffffffll, 0x123456789ll, -0x80000000ll};
+	static const int64_t imms[] = {0,
+				       1,
+				       -1,
+				       0x7f,
+				       0x80,
+				       0x7fffffff,
+				       0x80000000ll,
+				       0xffffffffll,
+				       0x123456789ll,
+				       -0x80000000ll};
 	size_t n = 0;
 
 	for (int k = 0; k < 700 && n + 2 <= max; k++) {
@@ -45,8 +53,11 @@ static size_t make_reqs(struct req *v, size_t max)
 			v[n++] = (struct req){MN(MOV), 2, {m4, xl_imm((int32_t)imms[i])}};
 			v[n++] = (struct req){MN(MOV), 2, {R(RAX), xl_imm(imms[i])}};
 			v[n++] = (struct req){MN(LEA), 2, {R(RCX), m8}};
-			v[n++] = (struct req){
-			    MN(LEA), 2, {R(RCX), xl_mem(ZYDIS_REGISTER_RIP, NONE, 0, 0x7f0000100000ll + (imms[i] & 0xffff), 8)}};
+			v[n++] = (struct req){MN(LEA),
+					      2,
+					      {R(RCX),
+					       xl_mem(ZYDIS_REGISTER_RIP, NONE, 0,
+						      0x7f0000100000ll + (imms[i] & 0xffff), 8)}};
 		}
 	if (n + 4 <= max) {
 		v[n++] = (struct req){MN(JMP), 1, {xl_abs(0x10008000ull, 8)}};
@@ -78,8 +89,9 @@ int main(void)
 			xl_memo_seg(&ea, 0, v[i].mn, v[i].nops, v[i].ops);
 			xl_emit_seg(&eb, 0, v[i].mn, v[i].nops, v[i].ops);
 			if (eb.err && !*why)
-				snprintf(why, sizeof why, "round %d, request %zu (mnemonic %d): error %d",
-					 round, i, (int)v[i].mn, eb.err);
+				snprintf(why, sizeof why,
+					 "round %d, request %zu (mnemonic %d): error %d", round, i,
+					 (int)v[i].mn, eb.err);
 			if (same && (ea.len != eb.len || memcmp(a, b, ea.len))) {
 				snprintf(why, sizeof why, "round %d, request %zu (mnemonic %d)",
 					 round, i, (int)v[i].mn);
@@ -89,7 +101,8 @@ int main(void)
 		ann &= ea.nan == eb.nan;
 		for (size_t i = 0; ann && i < ea.nan; i++)
 			ann = ea.an[i].off == eb.an[i].off && ea.an[i].st.pc == eb.an[i].st.pc &&
-			    ea.an[i].st.saved == eb.an[i].st.saved && ea.an[i].st.kind == eb.an[i].st.kind;
+			    ea.an[i].st.saved == eb.an[i].st.saved &&
+			    ea.an[i].st.kind == eb.an[i].st.kind;
 		unit_result(round ? "memo: copies are the encoder's bytes"
 				  : "memo: first encodings are the encoder's bytes",
 			    same && !ea.err && !eb.err, why);
