@@ -37,7 +37,7 @@ void xl_map_free(struct xl_map *m);
 
 #define XL_CHUNK_MAX (1u << 20)
 #define XL_CHUNK_REACH (1ull << 30) /* from the code it translates */
-#define XL_MAX_CHUNKS 32
+#define XL_MAX_CHUNKS 16
 #define XL_BLOCK_MAX 16384 /* code of one block, at most */
 
 struct xl_chunk {
