@@ -34,19 +34,25 @@ struct _stp_symtab *dcg_symtab_of(pid_t pid)
 	return last.st;
 }
 
+static __attribute__((noinline)) const struct _stp_syminfo *ask(struct memo *m, pid_t pid,
+								uint64_t addr)
+{
+	struct _stp_symtab *st = dcg_symtab_of(pid);
+	const struct _stp_syminfo *si = st ? _stp_sym_lookup(st, addr) : NULL;
+
+	/* the generation after the lookup: its report may have changed it */
+	if (si)
+		*m = (struct memo){pid, _stp_sym_gen, addr, si};
+	return si;
+}
+
+/* (the hit is kept a leaf: the call graph asks millions of times) */
 const struct _stp_syminfo *dcg_sym(pid_t pid, uint64_t addr)
 {
-	uint64_t gen = _stp_sym_generation();
 	struct memo *m =
 	    &memo[((addr ^ (uint64_t)pid) * 0x9E3779B97F4A7C15ull) >> (64 - MEMO_BITS)];
 
-	if (m->si && m->addr == addr && m->pid == pid && m->gen == gen)
+	if (m->si && m->addr == addr && m->pid == pid && m->gen == _stp_sym_gen)
 		return m->si;
-	struct _stp_symtab *st = dcg_symtab_of(pid);
-	if (!st)
-		return NULL;
-	const struct _stp_syminfo *si = _stp_sym_lookup(st, addr);
-	/* the generation after the lookup: its report may have changed it */
-	*m = (struct memo){pid, _stp_sym_generation(), addr, si};
-	return si;
+	return ask(m, pid, addr);
 }

@@ -45,7 +45,7 @@ struct _stp_symtab {
 };
 
 static char *debuginfo_path;
-static uint64_t generation; /* of the cached entries: see _stp_sym_generation */
+uint64_t _stp_sym_gen; /* of the cached entries: see _stp_sym_generation */
 
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
@@ -192,7 +192,7 @@ struct _stp_symtab *_stp_sym_open(pid_t pid)
 
 static void clear_cache(struct _stp_symtab *st, uint64_t start, uint64_t end)
 {
-	generation++;
+	_stp_sym_gen++;
 	for (unsigned b = 0; b < SYM_BUCKETS; b++) {
 		struct symentry **pp = &st->buckets[b];
 
@@ -391,15 +391,12 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 	fill_symbol(e, mod, addr);
 }
 
-const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr)
+static __attribute__((noinline)) const struct _stp_syminfo *lookup_miss(struct _stp_symtab *st,
+									uint64_t addr, unsigned b)
 {
-	unsigned b = bucket_of(addr);
-	struct symentry *e;
 	Dwfl_Module *mod = NULL;
+	struct symentry *e;
 
-	for (e = st->buckets[b]; e; e = e->next)
-		if (e->info.addr == addr)
-			return &e->info;
 	/* A miss is once per address. dlopen and dlclose reach us through
 	 * the cache's hooks (_stp_sym_unmapped: stale); reading the maps
 	 * (about as dear as a ptrace stop) is left for an address in no
@@ -418,6 +415,17 @@ const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr
 	e->next = st->buckets[b];
 	st->buckets[b] = e;
 	return &e->info;
+}
+
+/* (the hit is kept a leaf: the call graph asks millions of times) */
+const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr)
+{
+	unsigned b = bucket_of(addr);
+
+	for (struct symentry *e = st->buckets[b]; e; e = e->next)
+		if (e->info.addr == addr)
+			return &e->info;
+	return lookup_miss(st, addr, b);
 }
 
 /* ---- formatting ---- */
@@ -474,7 +482,7 @@ static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, 
 
 uint64_t _stp_sym_generation(void)
 {
-	return generation;
+	return _stp_sym_gen;
 }
 
 const char *_stp_sym_cgname_kept(const struct _stp_syminfo *i, size_t *len)

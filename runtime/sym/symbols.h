@@ -83,6 +83,7 @@ const char *_stp_sym_cgname_kept(const struct _stp_syminfo *i, size_t *len);
 /* Changes whenever cached entries are dropped (unmapped, a table closed):
  * a copy of a lookup's answer is good while it stays the same. */
 uint64_t _stp_sym_generation(void);
+extern uint64_t _stp_sym_gen; /* its value, for the hottest callers */
 /* "file:line" or "" when unknown. */
 size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 
