@@ -52,25 +52,17 @@ int _stp_dcg_read_insn(const struct dcg_reader *rd, uint64_t addr, struct _stp_x
 
 #define DEC_BITS 14
 static struct dec *decs;
+static uint64_t dec_epoch = 1; /* of the decodings (and is_stub's answers) */
 
-const struct dec *dcg_decode_at(const struct dcg_reader *rd, uint64_t addr)
+static __attribute__((noinline)) const struct dec *decode_miss(const struct dcg_reader *rd,
+							       uint64_t addr, struct dec *d)
 {
-	pid_t pid = rd->pid;
 	struct _stp_x86_insn in;
 
-	if (!decs) {
-		decs = calloc((size_t)1 << DEC_BITS, sizeof *decs);
-		if (!decs)
-			return NULL;
-	}
-	struct dec *d = &decs[(addr ^ (addr >> DEC_BITS) ^ (uint64_t)pid * 0x9e37) &
-			      (((size_t)1 << DEC_BITS) - 1)];
-	if (d->valid && d->addr == addr && d->pid == pid)
-		return d;
 	if (_stp_dcg_read_insn(rd, addr, &in) < 0)
 		return NULL;
 	memset(d, 0, sizeof *d);
-	d->pid = pid;
+	d->pid = rd->pid;
 	d->addr = addr;
 	d->valid = 1;
 	d->len = in.len;
@@ -87,12 +79,30 @@ const struct dec *dcg_decode_at(const struct dcg_reader *rd, uint64_t addr)
 	return d;
 }
 
+/* (the hit is kept a leaf) */
+const struct dec *dcg_decode_at(const struct dcg_reader *rd, uint64_t addr)
+{
+	pid_t pid = rd->pid;
+
+	if (!decs) {
+		decs = calloc((size_t)1 << DEC_BITS, sizeof *decs);
+		if (!decs)
+			return NULL;
+	}
+	struct dec *d = &decs[(addr ^ (addr >> DEC_BITS) ^ (uint64_t)pid * 0x9e37) &
+			      (((size_t)1 << DEC_BITS) - 1)];
+	if (d->valid && d->addr == addr && d->pid == pid)
+		return d;
+	return decode_miss(rd, addr, d);
+}
+
 void dcg_decodings_drop(pid_t pid)
 {
 	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
 		if (decs[i].pid == pid)
 			decs[i].valid = 0;
 	win.len = 0;
+	dec_epoch++;
 }
 
 void dcg_decode_free(void)
@@ -100,6 +110,7 @@ void dcg_decode_free(void)
 	free(decs);
 	decs = NULL;
 	win.len = 0;
+	dec_epoch++;
 }
 
 /* ---- what the code is ---- */
@@ -112,7 +123,7 @@ int dcg_is_endbr(const struct dcg_reader *rd, uint64_t addr)
 
 /* A PLT stub: (endbr64;) jmp *GOT(%rip) in a PLT section. The same code
  * elsewhere is a function of its own (liblzma's lzma_crc64). */
-int dcg_is_stub(const struct dcg_reader *rd, uint64_t addr)
+static int stub_at(const struct dcg_reader *rd, uint64_t addr)
 {
 	const struct _stp_syminfo *si = dcg_sym(rd->pid, addr);
 
@@ -122,6 +133,27 @@ int dcg_is_stub(const struct dcg_reader *rd, uint64_t addr)
 		addr += 4;
 	const struct dec *d = dcg_decode_at(rd, addr);
 	return d && d->ripjmp;
+}
+
+/* Its answers, asked of most calls' targets: they hold while the symbol
+ * cache's entries and the decodings do (a PLT is file-backed code). */
+#define STUB_BITS 12
+static struct stub {
+	pid_t pid;
+	int ans;
+	uint64_t addr, gen, epoch;
+} stubs[1u << STUB_BITS];
+
+int dcg_is_stub(const struct dcg_reader *rd, uint64_t addr)
+{
+	struct stub *s =
+	    &stubs[((addr ^ (uint64_t)rd->pid) * 0x9E3779B97F4A7C15ull) >> (64 - STUB_BITS)];
+
+	if (s->epoch == dec_epoch && s->addr == addr && s->pid == rd->pid && s->gen == _stp_sym_gen)
+		return s->ans;
+	int ans = stub_at(rd, addr);
+	*s = (struct stub){rd->pid, ans, addr, _stp_sym_gen, dec_epoch};
+	return ans;
 }
 
 int dcg_in_plt(pid_t pid, uint64_t addr)

@@ -5,6 +5,7 @@
 #include "symbols.h"
 
 #include "addrtab.h"
+#include "sectab.h"
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
@@ -44,7 +45,7 @@ struct _stp_symtab {
 };
 
 static char *debuginfo_path;
-static uint64_t generation; /* of the cached entries: see _stp_sym_generation */
+uint64_t _stp_sym_gen; /* of the cached entries: see _stp_sym_generation */
 
 static const Dwfl_Callbacks proc_callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
@@ -67,30 +68,60 @@ static void entry_free(struct symentry *e)
 	free(e);
 }
 
-static char no_table; /* a module's userdata: its table could not be made */
+/* A module's userdata: its tables, each made at its first use */
+struct modinfo {
+	struct _stp_addrtab *syms;
+	struct _stp_sectab *secs;
+	int syms_done, secs_done;
+};
 
 static int free_table(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
+	struct modinfo *m = *ud;
+
 	(void)mod, (void)name, (void)start, (void)arg;
-	if (*ud != &no_table)
-		_stp_addrtab_free(*ud);
+	if (m) {
+		_stp_addrtab_free(m->syms);
+		_stp_sectab_free(m->secs);
+		free(m);
+	}
 	*ud = NULL;
 	return DWARF_CB_OK;
 }
 
-/* MOD's sorted symbol table, made at its first use (NULL: none) */
-static struct _stp_addrtab *table_of(Dwfl_Module *mod)
+static struct modinfo *info_of(Dwfl_Module *mod)
 {
 	void **ud = NULL;
 
 	if (!dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) || !ud)
 		return NULL;
-	if (!*ud) {
-		struct _stp_addrtab *t = _stp_addrtab_build(mod);
+	if (!*ud)
+		*ud = calloc(1, sizeof(struct modinfo));
+	return *ud;
+}
 
-		*ud = t ? (void *)t : (void *)&no_table;
+/* MOD's sorted symbol table (NULL: none) */
+static struct _stp_addrtab *table_of(Dwfl_Module *mod)
+{
+	struct modinfo *m = info_of(mod);
+
+	if (m && !m->syms_done) {
+		m->syms = _stp_addrtab_build(mod);
+		m->syms_done = 1;
 	}
-	return *ud == &no_table ? NULL : *ud;
+	return m ? m->syms : NULL;
+}
+
+/* MOD's sections by address (NULL: none) */
+static struct _stp_sectab *sections_of(Dwfl_Module *mod)
+{
+	struct modinfo *m = info_of(mod);
+
+	if (m && !m->secs_done) {
+		m->secs = _stp_sectab_build(mod);
+		m->secs_done = 1;
+	}
+	return m ? m->secs : NULL;
 }
 
 static void drop_dwfl(struct _stp_symtab *st)
@@ -163,7 +194,7 @@ struct _stp_symtab *_stp_sym_open(pid_t pid)
 
 static void clear_cache(struct _stp_symtab *st, uint64_t start, uint64_t end)
 {
-	generation++;
+	_stp_sym_gen++;
 	for (unsigned b = 0; b < SYM_BUCKETS; b++) {
 		struct symentry **pp = &st->buckets[b];
 
@@ -334,22 +365,6 @@ static void fill_line(struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 	e->info.line = line;
 }
 
-/* Is addr in one of mod's PLT sections (.plt, .plt.sec, .plt.got, .iplt)? */
-static int in_plt(Dwfl_Module *mod, uint64_t addr)
-{
-	GElf_Addr bias = 0, a = addr;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
-	size_t strndx;
-	GElf_Shdr sh;
-	const char *n;
-
-	if (!elf || !scn || elf_getshdrstrndx(elf, &strndx) < 0 || !gelf_getshdr(scn, &sh) ||
-	    !(n = elf_strptr(elf, strndx, sh.sh_name)))
-		return 0;
-	return !strncmp(n, ".plt", 4) || !strcmp(n, ".iplt");
-}
-
 static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 {
 	Dwarf_Addr start = 0, end = 0;
@@ -374,24 +389,24 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 		e->info.modoff = addr - start;
 	if (st->main_path && !strcmp(st->main_path, name))
 		e->info.is_main = 1;
-	e->info.plt = (uint8_t)in_plt(mod, addr);
+	e->info.plt = (uint8_t)_stp_sectab_in_plt(sections_of(mod), addr);
 	fill_symbol(e, mod, addr);
 }
 
-const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr)
+static __attribute__((noinline)) const struct _stp_syminfo *lookup_miss(struct _stp_symtab *st,
+									uint64_t addr, unsigned b)
 {
-	unsigned b = bucket_of(addr);
-	struct symentry *e;
 	Dwfl_Module *mod = NULL;
+	struct symentry *e;
 
-	for (e = st->buckets[b]; e; e = e->next)
-		if (e->info.addr == addr)
-			return &e->info;
-	/* A miss is rare (once per address): re-read the modules if the
-	 * mappings changed since the last report (dlopen, dlclose). */
-	if (st->stale || !st->dwfl || maps_hash(st->pid) != st->maps_hash)
+	/* A miss is once per address. dlopen and dlclose reach us through
+	 * the cache's hooks (_stp_sym_unmapped: stale); reading the maps
+	 * (about as dear as a ptrace stop) is left for an address in no
+	 * module known, which may have been mapped unseen. */
+	if (st->stale || !st->dwfl)
 		report(st);
-	if (st->dwfl)
+	if (st->dwfl && !(mod = dwfl_addrmodule(st->dwfl, addr)) &&
+	    maps_hash(st->pid) != st->maps_hash && report(st) == 0)
 		mod = dwfl_addrmodule(st->dwfl, addr);
 	e = calloc(1, sizeof *e);
 	if (!e)
@@ -402,6 +417,17 @@ const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr
 	e->next = st->buckets[b];
 	st->buckets[b] = e;
 	return &e->info;
+}
+
+/* (the hit is kept a leaf: the call graph asks millions of times) */
+const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr)
+{
+	unsigned b = bucket_of(addr);
+
+	for (struct symentry *e = st->buckets[b]; e; e = e->next)
+		if (e->info.addr == addr)
+			return &e->info;
+	return lookup_miss(st, addr, b);
 }
 
 /* ---- formatting ---- */
@@ -458,7 +484,7 @@ static size_t cgname_of(const struct _stp_syminfo *i, uint64_t addr, char *buf, 
 
 uint64_t _stp_sym_generation(void)
 {
-	return generation;
+	return _stp_sym_gen;
 }
 
 const char *_stp_sym_cgname_kept(const struct _stp_syminfo *i, size_t *len)

@@ -2,10 +2,12 @@
  * of a ptrace-stopped thread, through libdwfl's linux-proc support.
  *
  * One _stp_symtab per traced process and exec image, kept by the symbol
- * cache (_stp_sym_of, cache.c). Lookups are cached per address. On a
- * cache miss the module list is re-read if /proc/PID/maps changed
- * (dlopen); the cached names of a range stay until it is reported
- * unmapped (_stp_sym_unmapped: the cache does it, by its rule).
+ * cache (_stp_sym_of, cache.c). Lookups are cached per address. The
+ * module list is re-read after a range is reported unmapped
+ * (_stp_sym_unmapped: the cache does it, by its rule, at dlopen and
+ * dlclose too), and at a miss in no module known if /proc/PID/maps
+ * changed; the cached names of a range stay until it is reported
+ * unmapped.
  *
  * Formats (SystemTap's, and issue 4's call-graph names):
  *   usymdata   "name+0xOFF/0xSIZE [/path/of/module]"; when only the
@@ -81,6 +83,7 @@ const char *_stp_sym_cgname_kept(const struct _stp_syminfo *i, size_t *len);
 /* Changes whenever cached entries are dropped (unmapped, a table closed):
  * a copy of a lookup's answer is good while it stays the same. */
 uint64_t _stp_sym_generation(void);
+extern uint64_t _stp_sym_gen; /* its value, for the hottest callers */
 /* "file:line" or "" when unknown. */
 size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_t len);
 

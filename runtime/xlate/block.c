@@ -7,6 +7,7 @@
  * and rt_sigreturn paths) goes after the block's main part. */
 #include "xlate/block.h"
 #include "xlate/agent.h"
+#include "xlate/encmemo.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,23 +30,23 @@ ZydisEncoderOperand xb_at(ZydisRegister base, int64_t disp, uint16_t size)
 
 void xb_to_slot(struct tctx *c, unsigned off, ZydisRegister r)
 {
-	xl_emit2(&c->e, MN(MOV), xb_slot(c, off), xl_reg(r));
+	xl_memo2(&c->e, MN(MOV), xb_slot(c, off), xl_reg(r));
 }
 
 void xb_from_slot(struct tctx *c, ZydisRegister r, unsigned off)
 {
-	xl_emit2(&c->e, MN(MOV), xl_reg(r), xb_slot(c, off));
+	xl_memo2(&c->e, MN(MOV), xl_reg(r), xb_slot(c, off));
 }
 
 void xb_mov_imm(struct tctx *c, ZydisRegister r, uint64_t v)
 {
-	xl_emit2(&c->e, MN(MOV), xl_reg(r), xl_imm((int64_t)v));
+	xl_memo2(&c->e, MN(MOV), xl_reg(r), xl_imm((int64_t)v));
 }
 
 /* lea r, [rip + the block's offset off] */
 static void lea_off(struct tctx *c, ZydisRegister r, int32_t off)
 {
-	xl_emit2(&c->e, MN(LEA), xl_reg(r),
+	xl_memo2(&c->e, MN(LEA), xl_reg(r),
 		 xl_mem(ZYDIS_REGISTER_RIP, NONE, 0, (int64_t)(c->e.pc + (uint64_t)off), 8));
 }
 
@@ -158,17 +159,17 @@ enum { SRC_IMM, SRC_TGT, SRC_FROM };
 static void rec_args_one(struct tctx *c, int32_t at, unsigned part, ZydisRegister a,
 			 ZydisRegister b)
 {
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at, 8), xl_imm(0));
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at, 8), xl_imm(0));
 	if (a != NONE)
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 16, 8), xl_reg(a));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 16, 8), xl_reg(a));
 	else
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 16, 8), REG(RAX));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 16, 8), REG(RAX));
 	if (b != NONE)
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 24, 8), xl_reg(b));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 24, 8), xl_reg(b));
 	else
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 24, 8), REG(RAX));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 24, 8), REG(RAX));
 	xb_mov_imm(c, ZYDIS_REGISTER_RAX, part | (uint64_t)XL_REC_ARGS << XL_KIND_SHIFT);
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 8, 8), REG(RAX));
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, at + 8, 8), REG(RAX));
 }
 
 /* The registers' records before the record of kind, at wp (rcx), rcx
@@ -189,7 +190,7 @@ static void rec_args(struct tctx *c, int kind)
 		rec_args_one(c, 32, 1, ZYDIS_REGISTER_RDX, NONE);
 		rec_args_one(c, 64, 2, ZYDIS_REGISTER_R8, ZYDIS_REGISTER_R9);
 	}
-	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32 * n, 8));
+	xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32 * n, 8));
 }
 
 /* The record at wp (rcx = the next one after); not committed yet. */
@@ -198,29 +199,29 @@ static void rec_write(struct tctx *c, int kind, int from_src, uint64_t from, int
 {
 	xb_from_slot(c, ZYDIS_REGISTER_RCX, XL_CTL_RING_WP);
 	rec_args(c, kind);
-	xl_emit0(&c->e, MN(RDTSC));
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 0, 4), REG(EAX));
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 4, 4), REG(EDX));
+	xl_memo0(&c->e, MN(RDTSC));
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 0, 4), REG(EAX));
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 4, 4), REG(EDX));
 	if (from_src == SRC_IMM) {
 		xb_mov_imm(c, ZYDIS_REGISTER_RAX, from | (uint64_t)kind << XL_KIND_SHIFT);
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
 	} else {
 		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 15, 1), xl_imm(kind));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 8, 8), REG(RAX));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 15, 1), xl_imm(kind));
 	}
 	if (to_src == SRC_IMM)
 		xb_mov_imm(c, ZYDIS_REGISTER_RAX, to);
 	else
 		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_TGT);
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 16, 8), REG(RAX));
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 16, 8), REG(RAX));
 	if (sp_add) {
-		xl_emit2(&c->e, MN(LEA), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, sp_add, 8));
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 24, 8), REG(RAX));
+		xl_memo2(&c->e, MN(LEA), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, sp_add, 8));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 24, 8), REG(RAX));
 	} else {
-		xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 24, 8), REG(RSP));
+		xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RCX, 24, 8), REG(RSP));
 	}
-	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32, 8));
+	xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32, 8));
 }
 
 /* The commit point: from here on the instruction has happened. */
@@ -246,10 +247,10 @@ static void save3(struct tctx *c, uint64_t pc, struct xl_label *start)
 /* The real return address of a call: lea rsp,[rsp-8] and two 32-bit movs. */
 static void push_ret(struct tctx *c, uint64_t pc, uint64_t ret)
 {
-	xl_emit2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, -8, 8));
+	xl_memo2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, -8, 8));
 	xb_mid(c, pc, XL_PC_CONST, ALL3, 8);
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RSP, 0, 4), xl_imm((int32_t)(uint32_t)ret));
-	xl_emit2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RSP, 4, 4),
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RSP, 0, 4), xl_imm((int32_t)(uint32_t)ret));
+	xl_memo2(&c->e, MN(MOV), xb_at(ZYDIS_REGISTER_RSP, 4, 4),
 		 xl_imm((int32_t)(uint32_t)(ret >> 32)));
 }
 
@@ -262,9 +263,9 @@ static void lookup(struct tctx *c, int jump)
 	uint64_t keys = base + (jump ? XL_JKEYS_OFF : XL_RKEYS_OFF);
 	uint64_t vals = base + (jump ? XL_JVALS_OFF : XL_RVALS_OFF);
 
-	xl_emit2(&c->e, MN(MOVZX), REG(ECX), REG(AX));
-	xl_emit2(&c->e, MN(MOV), REG(RCX), xl_mem(NONE, ZYDIS_REGISTER_RCX, 8, (int64_t)keys, 8));
-	xl_emit2(&c->e, MN(LEA), REG(RCX), xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));
+	xl_memo2(&c->e, MN(MOVZX), REG(ECX), REG(AX));
+	xl_memo2(&c->e, MN(MOV), REG(RCX), xl_mem(NONE, ZYDIS_REGISTER_RCX, 8, (int64_t)keys, 8));
+	xl_memo2(&c->e, MN(LEA), REG(RCX), xl_mem(ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RAX, 1, 0, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &hit);
 	if (jump) {
 		/* the jump is still to happen (its record, if any, too): the
@@ -273,10 +274,10 @@ static void lookup(struct tctx *c, int jump)
 		xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_FROM);
 	}
 	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), xb_entry(c, jump ? XL_E_MISS_JMP : XL_E_MISS_RET));
+	xl_memo1(&c->e, MN(JMP), xb_entry(c, jump ? XL_E_MISS_JMP : XL_E_MISS_RET));
 	xl_emit_bind(&c->e, &hit);
-	xl_emit2(&c->e, MN(MOVZX), REG(ECX), REG(AX));
-	xl_emit1(&c->e, MN(JMP), xl_mem(NONE, ZYDIS_REGISTER_RCX, 8, (int64_t)vals, 8));
+	xl_memo2(&c->e, MN(MOVZX), REG(ECX), REG(AX));
+	xl_memo1(&c->e, MN(JMP), xl_mem(NONE, ZYDIS_REGISTER_RCX, 8, (int64_t)vals, 8));
 }
 
 /* rax = the indirect branch's target (registers still the program's). */
@@ -285,7 +286,7 @@ static void load_target(struct tctx *c, const struct xl_insn *in)
 	const ZydisDecodedOperand *op = &in->op;
 
 	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
-		xl_emit2(&c->e, MN(MOV), REG(RAX), xl_reg(op->reg.value));
+		xl_memo2(&c->e, MN(MOV), REG(RAX), xl_reg(op->reg.value));
 		return;
 	}
 	int64_t disp = op->mem.disp.value;
@@ -293,7 +294,7 @@ static void load_target(struct tctx *c, const struct xl_insn *in)
 		disp = (int64_t)in->rip_addr; /* encoded for the new address */
 	ZydisEncoderOperand ops[2] = {REG(RAX),
 				      xl_mem(op->mem.base, op->mem.index, op->mem.scale, disp, 8)};
-	xl_emit_seg(&c->e, in->segment_attr, MN(MOV), 2, ops); /* fs:/gs: kept */
+	xl_memo_seg(&c->e, in->segment_attr, MN(MOV), 2, ops); /* fs:/gs: kept */
 }
 
 /* ---- the rules, per class ---- */
@@ -343,11 +344,11 @@ static void do_ret(struct tctx *c, const struct xl_insn *in)
 	int pop = 8 + in->ret_imm;
 
 	save3(c, a, &start);
-	xl_emit2(&c->e, MN(MOV), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, 0, 8));
+	xl_memo2(&c->e, MN(MOV), REG(RAX), xb_at(ZYDIS_REGISTER_RSP, 0, 8));
 	xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
 	rec_reserve(c, &start, a, XL_PC_CONST, XL_REC_RET);
 	rec_write(c, XL_REC_RET, SRC_IMM, a, SRC_TGT, 0, pop);
-	xl_emit2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, pop, 8));
+	xl_memo2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, pop, 8));
 	xb_mid(c, a, XL_PC_CONST, ALL3, -pop);
 	rec_commit(c);
 	xb_mid(c, 0, XL_PC_TGT, ALL3, 0);
@@ -365,7 +366,7 @@ static void do_jmp_ind(struct tctx *c, const struct xl_insn *in)
 
 	xb_save_rax_rcx(c, a);
 	load_target(c, in);
-	xl_emit2(&c->e, MN(MOV), xl_abs(c->ctl + XL_CTL_S_JFN, 4), xl_imm(xl_fid(c->xt, a)));
+	xl_memo2(&c->e, MN(MOV), xl_abs(c->ctl + XL_CTL_S_JFN, 4), xl_imm(xl_fid(c->xt, a)));
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, a);
 	xb_to_slot(c, XL_CTL_S_FROM, ZYDIS_REGISTER_RCX);
 	lookup(c, 1);
@@ -450,10 +451,10 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	xb_clean(c, a);
 	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
 	xb_mid(c, a, XL_PC_CONST, XL_SAVED_RCX, 0);
-	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -15, 8));
+	xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -15, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &to_sr);
 	for (size_t i = 0; i < sizeof clones / sizeof *clones; i++) {
-		xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -clones[i], 8));
+		xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -clones[i], 8));
 		xl_emit_branch_to(&c->e, MN(JRCXZ), &to_cl);
 	}
 	/* jrcxz reaches 127 bytes: through jumps to the far paths */
@@ -464,7 +465,7 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	xl_emit_branch_to(&c->e, MN(JMP), &cl->at);
 	xl_emit_bind(&c->e, &go);
 	xl_emit_bind(&c->e, &sys);
-	xl_emit0(&c->e, MN(SYSCALL));
+	xl_memo0(&c->e, MN(SYSCALL));
 	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = f};
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, f);
 	xl_emit_bind(&c->e, &after);
@@ -483,7 +484,7 @@ void xb_do_bad(struct tctx *c, const struct xl_insn *in)
 	xb_save_rax_rcx(c, in->pc);
 	xb_mov_imm(c, ZYDIS_REGISTER_RAX, in->pc);
 	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RAX);
-	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_FALLBACK));
+	xl_memo1(&c->e, MN(JMP), xb_entry(c, XL_E_FALLBACK));
 }
 
 static void do_copy(struct tctx *c, const struct xl_insn *in)
@@ -513,7 +514,7 @@ static void cold_full(struct tctx *c, struct cold *k)
 	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
 	lea_off(c, ZYDIS_REGISTER_RCX, k->back);
 	xb_to_slot(c, XL_CTL_RETRY, ZYDIS_REGISTER_RCX);
-	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_FULL));
+	xl_memo1(&c->e, MN(JMP), xb_entry(c, XL_E_FULL));
 }
 
 /* A direct exit's miss stub (at least 14 bytes: it becomes a far
@@ -522,13 +523,13 @@ static void cold_full(struct tctx *c, struct cold *k)
 void xl_emit_miss_stub(struct xl_emit *e, uint64_t ctl, uint64_t target)
 {
 	xl_st_clean(e, target);
-	xl_emit2(e, MN(MOV), xl_abs(ctl + XL_CTL_S_RAX, 8), REG(RAX));
+	xl_memo2(e, MN(MOV), xl_abs(ctl + XL_CTL_S_RAX, 8), REG(RAX));
 	xl_st_mid(e, target, XL_PC_CONST, XL_SAVED_RAX, 0);
-	xl_emit2(e, MN(MOV), xl_abs(ctl + XL_CTL_S_RCX, 8), REG(RCX));
+	xl_memo2(e, MN(MOV), xl_abs(ctl + XL_CTL_S_RCX, 8), REG(RCX));
 	xl_st_mid(e, target, XL_PC_CONST, RAXRCX, 0);
-	xl_emit2(e, MN(MOV), REG(RAX), xl_imm((int64_t)target));
-	xl_emit2(e, MN(MOV), xl_abs(ctl + XL_CTL_NATIVE_PC, 8), REG(RAX));
-	xl_emit1(e, MN(JMP), xl_abs(ctl + XL_CTL_ENTRY + 8 * XL_E_MISS_DIRECT, 8));
+	xl_memo2(e, MN(MOV), REG(RAX), xl_imm((int64_t)target));
+	xl_memo2(e, MN(MOV), xl_abs(ctl + XL_CTL_NATIVE_PC, 8), REG(RAX));
+	xl_memo1(e, MN(JMP), xl_abs(ctl + XL_CTL_ENTRY + 8 * XL_E_MISS_DIRECT, 8));
 }
 
 static void cold_exit(struct tctx *c, struct cold *k)
@@ -543,9 +544,9 @@ static void cold_clone(struct tctx *c, struct cold *k)
 	struct xl_label child = {-1}, after = {k->back};
 
 	xb_mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
-	xl_emit0(&c->e, MN(SYSCALL));
+	xl_memo0(&c->e, MN(SYSCALL));
 	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = k->pc2};
-	xl_emit2(&c->e, MN(MOV), REG(RCX), REG(RAX));
+	xl_memo2(&c->e, MN(MOV), REG(RCX), REG(RAX));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), &child);
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
 	xb_clean(c, k->pc2);
@@ -555,7 +556,7 @@ static void cold_clone(struct tctx *c, struct cold *k)
 	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = k->pc2};
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
 	xb_clean(c, k->pc2);
-	xl_emit1(&c->e, MN(JMP), REG(RCX));
+	xl_memo1(&c->e, MN(JMP), REG(RCX));
 }
 
 /* pc: the syscall. */
@@ -566,7 +567,7 @@ static void cold_sigret(struct tctx *c, struct cold *k)
 	xb_mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);
 	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc);
 	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
-	xl_emit1(&c->e, MN(JMP), xb_entry(c, XL_E_SIGRETURN));
+	xl_memo1(&c->e, MN(JMP), xb_entry(c, XL_E_SIGRETURN));
 }
 
 /* A conditional jump into another function, taken: rolls back to the jcc
@@ -645,8 +646,8 @@ static void prologue(struct tctx *c, uint64_t native, uint32_t fid, struct xl_la
 	 * goes back to the jump (in s_from) */
 	xb_mid(c, 0, XL_PC_FROM, RAXRCX, 0);
 	xl_emit_bind(&c->e, &c->jentry);
-	xl_emit2(&c->e, MN(MOV), REG(ECX), xl_abs(c->ctl + XL_CTL_S_JFN, 4));
-	xl_emit2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, -(int64_t)fid, 8));
+	xl_memo2(&c->e, MN(MOV), REG(ECX), xl_abs(c->ctl + XL_CTL_S_JFN, 4));
+	xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, -(int64_t)fid, 8));
 	xl_emit_branch_to(&c->e, MN(JRCXZ), ientry);
 	xl_emit_branch_to(&c->e, MN(JMP), &k->at);
 	xl_emit_bind(&c->e, ientry);
@@ -714,7 +715,7 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 		}
 		if (bk) {
 			c->e.st = (struct xl_state){.kind = XL_ST_TRAP, .pc = pc};
-			xl_emit0(&c->e, MN(INT3));
+			xl_memo0(&c->e, MN(INT3));
 			c->after_trap_pc = pc;
 		}
 		int rc = xl_read_insn(&c->xt->rd, pc, &in);

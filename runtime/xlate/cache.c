@@ -172,9 +172,15 @@ static int index_by_cache(struct xl_thread *xt, struct xl_block *b)
 		xt->byc = v;
 		xt->capbyc = cap;
 	}
-	size_t i = xt->nbyc;
-	while (i > 0 && xt->byc[i - 1]->cache > b->cache)
-		i--;
+	/* by halving: blocks of a lower chunk go in before all of a higher one */
+	size_t i = 0, hi = xt->nbyc;
+	while (i < hi) {
+		size_t mid = i + (hi - i) / 2;
+		if (xt->byc[mid]->cache > b->cache)
+			hi = mid;
+		else
+			i = mid + 1;
+	}
 	memmove(xt->byc + i + 1, xt->byc + i, (xt->nbyc - i) * sizeof *xt->byc);
 	xt->byc[i] = b;
 	xt->nbyc++;

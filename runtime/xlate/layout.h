@@ -24,7 +24,7 @@
 #define XL_JKEYS_OFF (XL_RVALS_OFF + 8 * XL_TAB_N) /* jump table */
 #define XL_JVALS_OFF (XL_JKEYS_OFF + 8 * XL_TAB_N) /* jump entries */
 #define XL_DIR_OFF (XL_JVALS_OFF + 8 * XL_TAB_N)
-#define XL_DIR_BITS 15
+#define XL_DIR_BITS 16
 #define XL_DIR_N (1u << XL_DIR_BITS)
 #define XL_DIRENT_SIZE 32
 #define XL_RING_OFF (XL_DIR_OFF + XL_DIR_N * XL_DIRENT_SIZE)

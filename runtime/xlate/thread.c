@@ -562,7 +562,7 @@ struct _stp_xl_engine *_stp_xl_new(struct _stp_pt_session *s, const struct _stp_
 	if (!x->cfg.ring_bytes)
 		x->cfg.ring_bytes = 1 << 20;
 	if (!x->cfg.cache_bytes)
-		x->cfg.cache_bytes = 8 << 20;
+		x->cfg.cache_bytes = 11 << 20;
 	if (!x->cfg.max_threads)
 		x->cfg.max_threads = 64;
 	if (x->cfg.capture) /* a lap is then not a whole number of events */

@@ -41,7 +41,7 @@ struct _stp_xl_ops {
 
 struct _stp_xl_config {
 	size_t ring_bytes;  /* per thread (default 1 MiB) */
-	size_t cache_bytes; /* code per thread, all chunks (default 8 MiB) */
+	size_t cache_bytes; /* code per thread, all chunks (default 11 MiB) */
 	int max_threads;    /* translated at once (default 64) */
 	int protect;	    /* attached processes (-x): a SIGTRAP handler of ours keeps
 			     * them alive if staprun dies (runtime/xlate/safety.c) */

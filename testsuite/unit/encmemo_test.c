@@ -1,0 +1,123 @@
+/* runtime/xlate/encmemo.c: the memo's bytes are exactly the encoder's.
+ * The instructions the block translator emits (control-block slot moves
+ * at many addresses, [rcx+d] and [rsp+d] stores, immediates, indirect
+ * jumps, rip-relative lea, which is never memoized) go twice through the
+ * memo and once straight to xl_emit_seg, each at its own pc; every byte
+ * and every annotation must match. Enough distinct requests to overwrite
+ * the memo's slots many times over. */
+#include "unit.h"
+#include "xlate/encmemo.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#define R(r) xl_reg(ZYDIS_REGISTER_##r)
+#define MN(m) ZYDIS_MNEMONIC_##m
+#define NONE ZYDIS_REGISTER_NONE
+
+struct req {
+	ZydisMnemonic mn;
+	int nops;
+	ZydisEncoderOperand ops[2];
+};
+
+static size_t make_reqs(struct req *v, size_t max)
+{
+	static const ZydisRegister regs[] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX,
+					     ZYDIS_REGISTER_RDX, ZYDIS_REGISTER_R8,
+					     ZYDIS_REGISTER_R15};
+	static const int64_t disps[] = {0, 8, -8, 127, 128, -129, 0x7fffffff, 4, 15, 24};
+	static const int64_t imms[] = {0,
+				       1,
+				       -1,
+				       0x7f,
+				       0x80,
+				       0x7fffffff,
+				       0x80000000ll,
+				       0xffffffffll,
+				       0x123456789ll,
+				       -0x80000000ll};
+	size_t n = 0;
+
+	for (int k = 0; k < 700 && n + 2 <= max; k++) {
+		uint64_t ctl = 0x10004000ull + 8 * (uint64_t)k; /* the region sits low */
+		ZydisRegister r = regs[k % 5];
+		v[n++] = (struct req){MN(MOV), 2, {xl_abs(ctl, 8), xl_reg(r)}};
+		v[n++] = (struct req){MN(MOV), 2, {xl_reg(r), xl_abs(ctl, 8)}};
+	}
+	for (size_t d = 0; d < sizeof disps / sizeof *disps; d++)
+		for (size_t i = 0; i < sizeof imms / sizeof *imms && n + 5 <= max; i++) {
+			ZydisEncoderOperand m8 = xl_mem(ZYDIS_REGISTER_RCX, NONE, 0, disps[d], 8);
+			ZydisEncoderOperand m4 = xl_mem(ZYDIS_REGISTER_RSP, NONE, 0, disps[d], 4);
+			v[n++] = (struct req){MN(MOV), 2, {m8, R(RAX)}};
+			v[n++] = (struct req){MN(MOV), 2, {m4, xl_imm((int32_t)imms[i])}};
+			v[n++] = (struct req){MN(MOV), 2, {R(RAX), xl_imm(imms[i])}};
+			v[n++] = (struct req){MN(LEA), 2, {R(RCX), m8}};
+			v[n++] = (struct req){MN(LEA),
+					      2,
+					      {R(RCX),
+					       xl_mem(ZYDIS_REGISTER_RIP, NONE, 0,
+						      0x7f0000100000ll + (imms[i] & 0xffff), 8)}};
+		}
+	if (n + 4 <= max) {
+		v[n++] = (struct req){MN(JMP), 1, {xl_abs(0x10008000ull, 8)}};
+		v[n++] = (struct req){MN(JMP), 1, {R(RCX)}};
+		v[n++] = (struct req){MN(MOVZX), 2, {R(ECX), R(AX)}};
+		v[n++] = (struct req){MN(RDTSC), 0, {{0}}};
+	}
+	return n;
+}
+
+int main(void)
+{
+	static struct req v[4096];
+	static uint8_t a[1 << 17], b[1 << 17];
+	size_t n = make_reqs(v, sizeof v / sizeof *v);
+	struct xl_emit ea, eb;
+	int same = 1, ann = 1;
+	char why[256] = "";
+
+	/* two rounds at different pcs: the second takes from the memo */
+	for (int round = 0; round < 2; round++) {
+		uint64_t pc = 0x7f0000100000ull + 0x1003 * (uint64_t)round;
+
+		xl_emit_init(&ea, a, sizeof a, pc);
+		xl_emit_init(&eb, b, sizeof b, pc);
+		for (size_t i = 0; i < n; i++) {
+			xl_st_mid(&ea, i, XL_PC_CONST, (int)(i & 3), 0);
+			xl_st_mid(&eb, i, XL_PC_CONST, (int)(i & 3), 0);
+			xl_memo_seg(&ea, 0, v[i].mn, v[i].nops, v[i].ops);
+			xl_emit_seg(&eb, 0, v[i].mn, v[i].nops, v[i].ops);
+			if (eb.err && !*why)
+				snprintf(why, sizeof why,
+					 "round %d, request %zu (mnemonic %d): error %d", round, i,
+					 (int)v[i].mn, eb.err);
+			if (same && (ea.len != eb.len || memcmp(a, b, ea.len))) {
+				snprintf(why, sizeof why, "round %d, request %zu (mnemonic %d)",
+					 round, i, (int)v[i].mn);
+				same = 0;
+			}
+		}
+		ann &= ea.nan == eb.nan;
+		for (size_t i = 0; ann && i < ea.nan; i++)
+			ann = ea.an[i].off == eb.an[i].off && ea.an[i].st.pc == eb.an[i].st.pc &&
+			    ea.an[i].st.saved == eb.an[i].st.saved &&
+			    ea.an[i].st.kind == eb.an[i].st.kind;
+		unit_result(round ? "memo: copies are the encoder's bytes"
+				  : "memo: first encodings are the encoder's bytes",
+			    same && !ea.err && !eb.err, why);
+		xl_emit_fini(&ea);
+		xl_emit_fini(&eb);
+	}
+	unit_result("memo: annotations unchanged", ann, NULL);
+	unit_result("memo: used", xl_memo_copied > 100 && xl_memo_made > 100, NULL);
+	printf("NOTE: %zu requests, %lu encodings made, %lu copied\n", n, xl_memo_made,
+	       xl_memo_copied);
+	/* out of room: the same sticky error as the encoder's */
+	uint8_t small[4];
+	xl_emit_init(&ea, small, sizeof small, 0x1000);
+	xl_memo2(&ea, MN(MOV), xl_abs(0x10004000ull, 8), R(RAX));
+	unit_check_long("memo: out of room", ea.err, -ENOSPC);
+	xl_emit_fini(&ea);
+	return unit_failures != 0;
+}
