@@ -15,6 +15,7 @@
  * prologue and read back with __tvar_entry_get. Errors are
  * SystemTap's ("unable to find member ...", "write to target variable not
  * permitted; need stap -g"); --skip-badvars makes a bad one 0. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,7 @@ struct lower {
 	int quiet;	    /* @defined trial: count errors, report none */
 	struct vec defined; /* @defined nodes folded to numbers */
 	struct entries *en; /* $x$ in a .return probe: values taken at entry */
+	int is_mark;	    /* a .mark probe: SystemTap adds a second error */
 };
 
 /* "'struct s' (/a.c:2) is being accessed instead of a member such as '->a'" */
@@ -73,6 +75,30 @@ static void ref_free(struct target_ref *r)
 
 static int lower_expr(struct expr *e, void *arg);
 
+/* The module @var("name", "MODULE") looks in: the probe's without MODULE;
+ * MODULE must be an absolute path (SystemTap 4.8 finds nothing else:
+ * "unresolved @var() expression"). */
+static struct dwq_mod *atvar_module(struct proc_point *pt, const struct expr *e, const char *name,
+				    char *msg, size_t len)
+{
+	const char *mod = e->args.n > 1 ? ((struct expr *)e->args.v[1])->str : NULL;
+	char real[PATH_MAX], mine[PATH_MAX];
+
+	if (!mod)
+		return pt->mod;
+	if (mod[0] != '/') {
+		snprintf(msg, len, "unresolved @var() expression");
+		return NULL;
+	}
+	if (!realpath(mod, real)) {
+		snprintf(msg, len, "unable to find global '%s' in %s", name, mod);
+		return NULL;
+	}
+	if (pt->mod && realpath(dwq_path(pt->mod), mine) && !strcmp(real, mine))
+		return pt->mod;
+	return proc_open_mod(real, msg, len);
+}
+
 /* Find the base of E (variable, @var or @cast type) and its steps. */
 static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, char *msg, size_t len)
 {
@@ -105,9 +131,19 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 		r->is_cast = 1;
 	} else if (e->kind == E_ATVAR) {
 		char *name = xstrdup(e->str), *at = strchr(name, '@');
+		struct dwq_mod *m;
 		if (at)
 			*at++ = '\0';
-		rc = dwv_global_var(pt->mod, name, at, &r->var, msg, len);
+		m = atvar_module(pt, e, name, msg, len);
+		rc = m ? dwv_global_var(m, name, at, &r->var, msg, len) : -1;
+		if (rc == 0 && m != pt->mod) {
+			dwv_var_free(&r->var);
+			snprintf(msg, len,
+				 "@var(\"%s\", \"%s\"): a variable of another module than the "
+				 "probe's is not supported",
+				 e->str, dwq_path(m));
+			rc = -1;
+		}
 		free(name);
 		if (rc < 0)
 			return -1;
@@ -451,6 +487,10 @@ static void fail_at(struct lower *L, struct expr *e, const struct token *tok, co
 		return;
 	}
 	elab_error(L->c, tok, "%s", msg);
+	if (L->is_mark && e->kind == E_TARGET) {
+		elab_error(L->c, tok, "target-symbol requires debuginfo");
+		L->c->tvar_errors++;
+	}
 	L->errors++;
 	L->c->tvar_errors++;
 	e->saved_error = xstrdup(msg);
@@ -660,7 +700,7 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 	if (!p)
 		return;
 	struct proc_point *pt = dp->proc;
-	struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
+	struct lower L = {c, dp->proc, 0, 0, {0}, NULL, dp->kind == PK_PROCESS_MARK};
 	walk_stmt(p->body, NULL, defined_only, &L);
 	if (L.defined.n)
 		fold_defined_in(c, p, &L.defined);
@@ -689,7 +729,7 @@ static int lower_cast_only(struct expr *e, void *arg)
 void proc_lower_casts(struct elab *c, struct stmt *body)
 {
 	struct proc_point none = {0};
-	struct lower L = {c, &none, 0, 0, {0}, NULL};
+	struct lower L = {c, &none, 0, 0, {0}, NULL, 0};
 	if (body)
 		walk_stmt(body, NULL, lower_cast_only, &L);
 	free(L.defined.v);

@@ -73,11 +73,10 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 	proc_pp_prefix(lib ? lib : exe, NULL, pre, sizeof pre);
 	if (cs->arg->kind == E_NUMBER) {
 		uint64_t a = (uint64_t)cs->arg->num;
-		struct proc_point *p = xcalloc(1, sizeof *p);
-		p->mod = m;
-		p->pc = a;
-		p->entry_pc = a;
-		p->func = "";
+		const char *fname = NULL;
+		/* SystemTap sees the variables in scope at the address */
+		Dwarf_Off fdie = dwv_func_at(m, a, &fname);
+		struct proc_point *p = proc_point_at(m, fdie, a, fname);
 		dp->kind = PK_PROCESS_STATEMENT;
 		dp->pp = xasprintf("%s.statement(0x%llx)%s", pre, (unsigned long long)a,
 				   absolute ? ".absolute" : "");
