@@ -572,10 +572,7 @@ static int alt_cmp(const void *x, const void *y)
 	return a->score != b->score ? a->score - b->score : strcmp(a->name, b->name);
 }
 
-/* The names of SCOPE's own variables nearest to NAME, as SystemTap 4.8
- * suggests them: that scope only (not the enclosing ones), by its edit
- * score then by name, at most five. Returns how many. */
-static int alternatives(Dwarf_Die *scope, const char *name, char *out, size_t len)
+int dwv__alternatives(Dwarf_Die *scope, const char *name, char *out, size_t len)
 {
 	struct alt alts[64];
 	int n = 0, shown = 0;
@@ -620,7 +617,7 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		const char *fname = dwv__die_name(&sc.scopes[0]);
 		const char *file = dwv__die_name(&sc.cu);
 		char alts[400];
-		int o = alternatives(&sc.scopes[0], name, alts, sizeof alts);
+		int o = dwv__alternatives(&sc.scopes[0], name, alts, sizeof alts);
 
 		/* SystemTap's shape, including its doubled ')' after a list */
 		dwq_seterr(err, errlen,

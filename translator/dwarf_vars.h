@@ -157,6 +157,10 @@ int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, c
  * FILE (may be NULL) matching the CU's name or its trailing path. */
 int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct dwv_var *out,
 		   char *err, size_t errlen);
+/* The messages SystemTap 4.8 adds when @var("NAME[@FILE]") is found in no
+ * CU: one per CU FILE matches, the last CU's first, each with that CU's
+ * alternatives. *N of them, malloc'd. */
+char **dwv_global_misses(struct dwq_mod *m, const char *name, const char *file, int *n);
 
 /* @cast(ADDR, "TYPE")->...: find TYPE ("struct point", "union u",
  * "enum e", "point_t", "int") among the module's types, then build the

@@ -34,7 +34,41 @@ struct lower {
 	struct vec defined; /* @defined nodes folded to numbers */
 	struct entries *en; /* $x$ in a .return probe: values taken at entry */
 	int is_mark;	    /* a .mark probe: SystemTap adds a second error */
+	char **extra;	    /* more messages of the last failed lookup */
+	int nextra;
 };
+
+static void clear_extra(struct lower *L)
+{
+	for (int i = 0; i < L->nextra; i++)
+		free(L->extra[i]);
+	free(L->extra);
+	L->extra = NULL;
+	L->nextra = 0;
+}
+
+/* @var("NAME[@FILE]"[, MODULE]) in module M: without FILE, in the probe's
+ * module, the variables in scope at the probe come first (locals, then the
+ * probe's CU), then every CU, as SystemTap 4.8 looks; on failure L->extra
+ * gets its further messages (each CU's, then the scope's). */
+static int atvar_lookup(struct lower *L, struct dwq_mod *m, const char *name, const char *file,
+			struct dwv_var *out, char *msg, size_t len)
+{
+	struct proc_point *pt = L->pt;
+	char local[DWQ_ERRLEN] = "";
+	int try_local = m == pt->mod && !file && pt->func_die;
+
+	if (try_local && dwv_find_var(m, pt->pc, name, out, local, sizeof local) == 0)
+		return 0;
+	if (dwv_global_var(m, name, file, out, msg, len) == 0)
+		return 0;
+	L->extra = dwv_global_misses(m, name, file, &L->nextra);
+	if (try_local && local[0]) {
+		L->extra = xrealloc(L->extra, (size_t)(L->nextra + 1) * sizeof *L->extra);
+		L->extra[L->nextra++] = xstrdup(local);
+	}
+	return -1;
+}
 
 /* "'struct s' (/a.c:2) is being accessed instead of a member such as '->a'" */
 static void whole_struct_msg(const struct dwv_access *a, char *msg, size_t len)
@@ -106,6 +140,7 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 	int rc;
 	memset(r, 0, sizeof *r);
 	r->err_tok = e->tok;
+	clear_extra(L);
 	if (!pt->func_die && e->kind == E_TARGET) {
 		snprintf(msg, len, "no debug info for '%s'", pt->func);
 		return -1;
@@ -135,7 +170,7 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 		if (at)
 			*at++ = '\0';
 		m = atvar_module(pt, e, name, msg, len);
-		rc = m ? dwv_global_var(m, name, at, &r->var, msg, len) : -1;
+		rc = m ? atvar_lookup(L, m, name, at, &r->var, msg, len) : -1;
 		if (rc == 0 && m != pt->mod) {
 			dwv_var_free(&r->var);
 			snprintf(msg, len,
@@ -477,6 +512,7 @@ static void fail_at(struct lower *L, struct expr *e, const struct token *tok, co
 {
 	if (L->quiet) {
 		L->errors++;
+		clear_extra(L);
 		return;
 	}
 	if (L->c->s->skip_badvars) {
@@ -487,6 +523,11 @@ static void fail_at(struct lower *L, struct expr *e, const struct token *tok, co
 		return;
 	}
 	elab_error(L->c, tok, "%s", msg);
+	for (int i = 0; i < L->nextra; i++) {
+		elab_error_text(L->c, tok, "%s", L->extra[i]);
+		L->c->tvar_errors++;
+	}
+	clear_extra(L);
 	if (L->is_mark && e->kind == E_TARGET) {
 		elab_error(L->c, tok, "target-symbol requires debuginfo");
 		L->c->tvar_errors++;
@@ -700,7 +741,7 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 	if (!p)
 		return;
 	struct proc_point *pt = dp->proc;
-	struct lower L = {c, dp->proc, 0, 0, {0}, NULL, dp->kind == PK_PROCESS_MARK};
+	struct lower L = {c, dp->proc, 0, 0, {0}, NULL, dp->kind == PK_PROCESS_MARK, NULL, 0};
 	walk_stmt(p->body, NULL, defined_only, &L);
 	if (L.defined.n)
 		fold_defined_in(c, p, &L.defined);
@@ -712,6 +753,7 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 	}
 	walk_stmt(p->body, NULL, lower_expr, &L);
 	free(L.defined.v);
+	clear_extra(&L);
 }
 
 /* @cast(ADDR, "TYPE", "MODULE") in a body that is no process probe's
@@ -729,8 +771,9 @@ static int lower_cast_only(struct expr *e, void *arg)
 void proc_lower_casts(struct elab *c, struct stmt *body)
 {
 	struct proc_point none = {0};
-	struct lower L = {c, &none, 0, 0, {0}, NULL, 0};
+	struct lower L = {c, &none, 0, 0, {0}, NULL, 0, NULL, 0};
 	if (body)
 		walk_stmt(body, NULL, lower_cast_only, &L);
 	free(L.defined.v);
+	clear_extra(&L);
 }
