@@ -442,12 +442,13 @@ char **dwv_global_misses(struct dwq_mod *m, const char *name, const char *file, 
 			int k = dwv__alternatives(&cu, name, alts, sizeof alts);
 			char *msg = NULL;
 
-			if (asprintf(&msg,
-				     "unable to find global '%s', [man error::dwarf] dieoffset %#" PRIx64
-				     " in %s, in %s %s (%s%s%s",
-				     name, (uint64_t)dwarf_dieoffset(&cu), dwq_path(m), cn ? cn : "",
-				     cn ? cn : "", k ? "alternatives: " : "<no alternatives>", alts,
-				     k ? "))" : ")") < 0)
+			if (asprintf(
+				&msg,
+				"unable to find global '%s', [man error::dwarf] dieoffset %#" PRIx64
+				" in %s, in %s %s (%s%s%s",
+				name, (uint64_t)dwarf_dieoffset(&cu), dwq_path(m), cn ? cn : "",
+				cn ? cn : "", k ? "alternatives: " : "<no alternatives>", alts,
+				k ? "))" : ")") < 0)
 				abort();
 			v = realloc(v, (size_t)(*n + 1) * sizeof *v);
 			if (!v)
