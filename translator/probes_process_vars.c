@@ -172,10 +172,13 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 		m = atvar_module(pt, e, name, msg, len);
 		rc = m ? atvar_lookup(L, m, name, at, &r->var, msg, len) : -1;
 		if (rc == 0 && m != pt->mod) {
+			/* its load address is not known where the probe runs */
 			dwv_var_free(&r->var);
 			snprintf(msg, len,
-				 "@var(\"%s\", \"%s\"): a variable of another module than the "
-				 "probe's is not supported",
+				 pt->mod ? "@var(\"%s\", \"%s\"): a variable of another module "
+					   "than the probe's is not supported"
+					 : "@var(\"%s\", \"%s\"): a variable of a process, read "
+					   "only in a probe of that process",
 				 e->str, dwq_path(m));
 			rc = -1;
 		}
@@ -756,14 +759,15 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 	clear_extra(&L);
 }
 
-/* @cast(ADDR, "TYPE", "MODULE") in a body that is no process probe's
- * (a function's, a begin or timer probe's): lowered with MODULE alone,
+/* @cast(ADDR, "TYPE", "MODULE") and @var("x", "MODULE") in a body that is
+ * no process probe's (a function's, a begin or timer probe's): lowered
+ * with MODULE alone (as SystemTap 4.8 resolves them there),
  * before the body is resolved. Other target expressions there are left
  * to type checking, which reports them as before. */
 static int lower_cast_only(struct expr *e, void *arg)
 {
 	const struct expr *x = e->kind == E_ASSIGN ? e->left : e;
-	if (x && x->kind == E_CAST && x->args.n > 1)
+	if (x && (x->kind == E_CAST || x->kind == E_ATVAR) && x->args.n > 1)
 		return lower_expr(e, arg);
 	return 0;
 }
