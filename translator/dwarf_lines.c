@@ -52,6 +52,7 @@ static void push(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *fu
 	o->v[o->n].func = strdup(func);
 	o->v[o->n].file = strdup(file ? file : "");
 	o->v[o->n].line = line;
+	o->v[o->n].req_line = 0;
 	o->n++;
 }
 
@@ -152,8 +153,90 @@ static char *near_hint(const struct near *nr)
 	return r < 0 ? NULL : h;
 }
 
+/* .nearest: ITEM [lo, hi] names the rows of ROWS in it or, with none, the
+ * rows of the closest line with rows at most NEAR_LINES away (the later
+ * line on a tie), as SystemTap 4.8 resolves it. */
+static void nearest_item(const struct dwq_stmts *rows, int lo, int hi, int single,
+			 struct dwq_stmts *o, size_t *cap)
+{
+	int best = 0, bestd = NEAR_LINES + 1, inside = 0;
+
+	for (size_t i = 0; i < rows->n; i++)
+		inside |= rows->v[i].line >= lo && rows->v[i].line <= hi;
+	for (size_t i = 0; i < rows->n && !inside; i++) {
+		int l = rows->v[i].line, d = l < lo ? lo - l : l - hi;
+
+		if (d <= NEAR_LINES && (d < bestd || (d == bestd && l > best))) {
+			best = l;
+			bestd = d;
+		}
+	}
+	for (size_t i = 0; i < rows->n; i++) {
+		const struct dwq_stmt *r = &rows->v[i];
+		size_t n = o->n;
+
+		if (inside ? r->line < lo || r->line > hi : r->line != best)
+			continue;
+		push(o, cap, r->addr, r->func, r->file, r->line);
+		if (o->n > n && !inside && single)
+			o->v[n].req_line = lo; /* -l names the line asked for */
+	}
+}
+
+/* The rows of every line of the matched functions (FILE's), to pick from. */
+static void all_rows(struct dwq_mod *m, const struct dwq_funcs *fs, const struct dwq_spec *s,
+		     int fi, struct dwq_stmts *rows, size_t *cap)
+{
+	struct dwq_spec any = {.file = s->file, .line_any = 1};
+	struct near nr = {0};
+
+	for (size_t i = 0; i < fs->n; i++) {
+		Dwarf_Die die;
+
+		if ((fi < 0 || (size_t)fi == i) && fs->v[i].has_dwarf &&
+		    dwarf_offdie(dwq_dwarf(m), fs->v[i].die, &die))
+			lines_in_func(m, &die, fs->v[i].name, fs->v[i].decl_line, &any, rows, cap,
+				      &nr);
+	}
+	free(nr.file);
+}
+
+static void resolve_nearest(struct dwq_mod *m, const struct dwq_funcs *fs, const struct dwq_spec *s,
+			    struct dwq_stmts *out, size_t *cap)
+{
+	struct dwq_stmts rows = {0};
+	size_t rcap = 0;
+
+	if (s->line_any)
+		return;
+	if (s->relative) {
+		/* each function's own declaration line */
+		for (size_t i = 0; i < fs->n; i++) {
+			int want = fs->v[i].decl_line + s->line0;
+
+			if (!fs->v[i].decl_line)
+				continue;
+			all_rows(m, fs, s, (int)i, &rows, &rcap);
+			nearest_item(&rows, want, want, 1, out, cap);
+			dwq_stmts_free(&rows);
+			rcap = 0;
+		}
+		return;
+	}
+	all_rows(m, fs, s, -1, &rows, &rcap);
+	for (int i = 0; i < s->nranges; i++)
+		nearest_item(&rows, s->ranges[i][0], s->ranges[i][1], s->single_line, out, cap);
+	dwq_stmts_free(&rows);
+}
+
 int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
 		   size_t errlen)
+{
+	return dwq_statements_nearest(m, spec, 0, out, err, errlen);
+}
+
+int dwq_statements_nearest(struct dwq_mod *m, const char *spec, int nearest, struct dwq_stmts *out,
+			   char *err, size_t errlen)
 {
 	struct dwq_spec s;
 	struct dwq_funcs fs;
@@ -188,6 +271,18 @@ int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, c
 				push(out, &cap, f->entry, f->name, f->decl_file, f->decl_line);
 		} else if (dwarf_offdie(dwq_dwarf(m), f->die, &die)) {
 			lines_in_func(m, &die, f->name, f->decl_line, &s, out, &cap, &nr);
+		}
+	}
+	if (nearest && !no_line) {
+		struct dwq_stmts near = {0};
+		size_t ncap = 0;
+
+		resolve_nearest(m, &fs, &s, &near, &ncap);
+		if (near.n) {
+			near.hint = NULL;
+			dwq_stmts_free(out);
+			*out = near;
+			cap = ncap;
 		}
 	}
 	dwq_funcs_free(&fs);
