@@ -599,6 +599,24 @@ int dwv__alternatives(Dwarf_Die *scope, const char *name, char *out, size_t len)
 	return shown;
 }
 
+/* Is VAR's location at PC an entry value (the register as it was when the
+ * function was entered)? Optimised code has these once the register is
+ * reused; SystemTap 4.8 fails on them ("unhandled DW_OP operation"). */
+static int entry_value_at(struct dwq_mod *m, Dwarf_Die *var, uint64_t pc)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *expr;
+	size_t len;
+
+	if (!dwarf_attr_integrate(var, DW_AT_location, &a) ||
+	    dwarf_getlocation_addr(&a, dwq_vaddr_to_dwarf(m, pc), &expr, &len, 1) != 1)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (expr[i].atom == DW_OP_entry_value || expr[i].atom == DW_OP_GNU_entry_value)
+			return 1;
+	return 0;
+}
+
 int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out, char *err,
 		 size_t errlen)
 {
@@ -644,7 +662,13 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		free(one.v);
 	}
 	if (!out->located) {
-		dwq_seterr(err, errlen, "not accessible at this address (pc: %#" PRIx64 ")", pc);
+		dwq_seterr(err, errlen,
+			   "not accessible at this address (pc: %#" PRIx64 ")%s [man error::dwarf]",
+			   pc,
+			   entry_value_at(m, &out->die, pc)
+			       ? ": only its value at the function's entry is known there "
+				 "(DW_OP_entry_value), which is not read"
+			       : "");
 		dwv_var_free(out);
 		return -1;
 	}

@@ -133,6 +133,18 @@ static struct dwq_mod *atvar_module(struct proc_point *pt, const struct expr *e,
 	return proc_open_mod(real, msg, len);
 }
 
+/* SystemTap's message for a variable NAME not in scope at the probe. */
+static int not_found(struct proc_point *pt, const char *name, char *msg, size_t len)
+{
+	struct dwv_var v;
+
+	if (dwv_find_var(pt->mod, pt->pc, name, &v, msg, len) == 0) {
+		dwv_var_free(&v);
+		snprintf(msg, len, "unable to find local '%s'", name);
+	}
+	return -1;
+}
+
 /* Find the base of E (variable, @var or @cast type) and its steps. */
 static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, char *msg, size_t len)
 {
@@ -187,11 +199,8 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 			return -1;
 		r->have_var = 1;
 	} else if (!strcmp(e->str, "$return")) {
-		if (!pt->is_return) {
-			snprintf(msg, len, "not accessible at this address (pc: 0x%llx)",
-				 (unsigned long long)pt->pc);
-			return -1;
-		}
+		if (!pt->is_return) /* SystemTap looks for a local named "return" */
+			return not_found(pt, "return", msg, len);
 		if (dwv_return_var(pt->mod, pt->func_die, &r->var, msg, len) < 0)
 			return -1;
 		r->have_var = 1;
@@ -354,11 +363,8 @@ static int lower_scope_return(struct lower *L, struct expr *e, char *msg, size_t
 	const struct token *tok = e->tok, *et;
 	Dwarf_Die fn;
 	Dwarf_Attribute a;
-	if (!pt->is_return) {
-		snprintf(msg, len, "not accessible at this address (pc: 0x%llx)",
-			 (unsigned long long)pt->pc);
-		return -1;
-	}
+	if (!pt->is_return) /* SystemTap looks for a local named "$return" */
+		return not_found(pt, "$return", msg, len);
 	if (!dwarf_offdie(dwq_dwarf(pt->mod), pt->func_die, &fn) ||
 	    !dwarf_attr_integrate(&fn, DW_AT_type, &a)) {
 		*e = *string_expr(tok, "");
