@@ -6,6 +6,7 @@
 
 #include <dwarf.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,17 @@ static void push(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *fu
 	o->n++;
 }
 
+/* push, unless an entry from FIRST on has ADDR (SystemTap probes an
+ * address once, for the first line that named it). */
+static void push_new_addr(struct dwq_stmts *o, size_t *cap, size_t first, uint64_t addr,
+			  const char *func, const char *file, int line)
+{
+	for (size_t i = first; i < o->n; i++)
+		if (o->v[i].addr == addr)
+			return;
+	push(o, cap, addr, func, file, line);
+}
+
 /* What a single line that has no rows is near: the closest lines with rows
  * at most NEAR_LINES before and after it, in the first file matched. */
 #define NEAR_LINES 5
@@ -79,51 +91,123 @@ static void note_near(struct near *nr, const char *file, int want, int line)
 		nr->above = line;
 }
 
-/* The rows of fn whose line the spec names (decl_line + N for "+N"): one
- * per line, at its lowest address. */
-static void lines_in_func(struct dwq_mod *m, Dwarf_Die *fn, const char *fname, int decl_line,
-			  const struct dwq_spec *s, struct dwq_stmts *o, size_t *cap,
-			  struct near *nr)
+struct row {
+	int line;
+	uint64_t addr; /* module vaddr */
+	int in_fn;     /* in fn's ranges */
+	const char *file;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The rows of fn's CU in the spec's file, sorted by line then address,
+ * and the line of the last row at fn's entry (0: none there). */
+static struct row *file_rows(struct dwq_mod *m, Dwarf_Die *fn, const struct dwq_spec *s, size_t *n,
+			     int *entry_line)
 {
 	Dwarf_Die cu;
 	Dwarf_Lines *lines;
-	size_t nlines, first = o->n;
-	int want = s->relative ? decl_line + s->line0 : s->line0;
+	Dwarf_Addr entry = 0;
+	size_t nlines;
+	struct row *v;
 
-	if (s->relative && !decl_line)
-		return;
+	*n = 0;
+	*entry_line = 0;
 	if (!dwarf_diecu(fn, &cu, NULL, NULL) || dwarf_getsrclines(&cu, &lines, &nlines) != 0)
-		return;
+		return NULL;
+	dwarf_entrypc(fn, &entry);
+	v = calloc(nlines + 1, sizeof *v);
+	if (!v)
+		abort();
 	for (size_t i = 0; i < nlines; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		Dwarf_Addr a;
 		int line = 0;
-		bool stmt = false, end = false;
+		bool end = false;
 		const char *file;
 
 		if (!l || dwarf_lineaddr(l, &a) || dwarf_lineno(l, &line))
 			continue;
-		dwarf_linebeginstatement(l, &stmt);
 		dwarf_lineendsequence(l, &end);
-		if (end || !stmt || !in_ranges(fn, a))
+		if (end)
 			continue;
 		file = dwarf_linesrc(l, NULL, NULL);
 		if (!file_matches(s->file, file))
 			continue;
-		if (s->relative ? line != want : !dwq_spec_has_line(s, line)) {
-			if (s->relative || s->single_line)
-				note_near(nr, file, want, line);
-			continue;
-		}
-		uint64_t v = dwq_dwarf_to_vaddr(m, a);
-		size_t k = first;
-		while (k < o->n && o->v[k].line != line)
-			k++;
-		if (k == o->n)
-			push(o, cap, v, fname, file, line);
-		else if (v < o->v[k].addr)
-			o->v[k].addr = v;
+		v[*n] = (struct row){line, dwq_dwarf_to_vaddr(m, a), in_ranges(fn, a), file};
+		if (a == entry && v[*n].in_fn)
+			*entry_line = line; /* the last row at the entry, as libdw finds it */
+		(*n)++;
 	}
+	qsort(v, *n, sizeof *v, cmp_row);
+	return v;
+}
+
+/* The first (lowest-address) row of LINE in fn, or NULL. */
+static const struct row *line_in_fn(const struct row *v, size_t n, int line)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].line == line && v[i].in_fn)
+			return &v[i];
+	return NULL;
+}
+
+/* The rows of fn whose line the spec names, as SystemTap 4.8 picks them
+ * (is_stmt is not looked at): a line's lowest address in fn; "*" walks
+ * the file's lines from the one at fn's entry up to the first that has
+ * no row in fn; "+N" is decl_line + N. An address already taken by an
+ * earlier line is not probed again. */
+static void lines_in_func(struct dwq_mod *m, Dwarf_Die *fn, const char *fname, int decl_line,
+			  const struct dwq_spec *s, struct dwq_stmts *o, size_t *cap,
+			  struct near *nr)
+{
+	size_t n, first = o->n;
+	int entry_line, want = s->relative ? decl_line + s->line0 : s->line0;
+	struct row *v;
+
+	if (s->relative && !decl_line)
+		return;
+	v = file_rows(m, fn, s, &n, &entry_line);
+	if (!v)
+		return;
+	if (s->line_any) {
+		for (size_t i = 0; i < n && entry_line;) {
+			const struct row *r = line_in_fn(v, n, entry_line);
+
+			if (!r)
+				break;
+			push_new_addr(o, cap, first, r->addr, fname, r->file, r->line);
+			while (i < n && v[i].line <= entry_line)
+				i++;
+			entry_line = i < n ? v[i].line : 0;
+		}
+	} else if (s->relative) {
+		const struct row *r = line_in_fn(v, n, want);
+
+		if (r)
+			push_new_addr(o, cap, first, r->addr, fname, r->file, r->line);
+	} else {
+		/* each range's lines in order, the first row of each in fn */
+		for (int k = 0; k < s->nranges; k++)
+			for (size_t i = 0; i < n; i++)
+				if (v[i].in_fn && v[i].line >= s->ranges[k][0] &&
+				    v[i].line <= s->ranges[k][1] &&
+				    line_in_fn(v, n, v[i].line) == &v[i])
+					push_new_addr(o, cap, first, v[i].addr, fname, v[i].file,
+						      v[i].line);
+	}
+	if (o->n == first && (s->relative || s->single_line))
+		for (size_t i = 0; i < n; i++)
+			if (v[i].in_fn)
+				note_near(nr, v[i].file, want, v[i].line);
+	free(v);
 }
 
 static int cmp_stmt(const void *a, const void *b)
@@ -183,11 +267,12 @@ static void nearest_item(const struct dwq_stmts *rows, int lo, int hi, int singl
 	}
 }
 
-/* The rows of every line of the matched functions (FILE's), to pick from. */
+/* The first row of every line of the matched functions (FILE's), to pick
+ * from. */
 static void all_rows(struct dwq_mod *m, const struct dwq_funcs *fs, const struct dwq_spec *s,
 		     int fi, struct dwq_stmts *rows, size_t *cap)
 {
-	struct dwq_spec any = {.file = s->file, .line_any = 1};
+	struct dwq_spec any = {.file = s->file, .ranges = (int[][2]){{0, INT_MAX}}, .nranges = 1};
 	struct near nr = {0};
 
 	for (size_t i = 0; i < fs->n; i++) {
