@@ -37,12 +37,9 @@ static int in_ranges(Dwarf_Die *die, Dwarf_Addr a)
 	return 0;
 }
 
-static void push(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *func,
-		 const char *file, int line)
+static void push_any(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *func,
+		     const char *file, int line)
 {
-	for (size_t i = 0; i < o->n; i++)
-		if (o->v[i].addr == addr && !strcmp(o->v[i].func, func))
-			return;
 	if (o->n == *cap) {
 		*cap = *cap ? *cap * 2 : 8;
 		o->v = realloc(o->v, *cap * sizeof *o->v);
@@ -55,6 +52,15 @@ static void push(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *fu
 	o->v[o->n].line = line;
 	o->v[o->n].req_line = 0;
 	o->n++;
+}
+
+static void push(struct dwq_stmts *o, size_t *cap, uint64_t addr, const char *func,
+		 const char *file, int line)
+{
+	for (size_t i = 0; i < o->n; i++)
+		if (o->v[i].addr == addr && !strcmp(o->v[i].func, func))
+			return;
+	push_any(o, cap, addr, func, file, line);
 }
 
 /* push, unless an entry from FIRST on has ADDR (SystemTap probes an
@@ -237,81 +243,157 @@ static char *near_hint(const struct near *nr)
 	return r < 0 ? NULL : h;
 }
 
-/* .nearest: ITEM [lo, hi] names the rows of ROWS in it or, with none, the
- * rows of the closest line with rows at most NEAR_LINES away (the later
- * line on a tie), as SystemTap 4.8 resolves it. */
-static void nearest_item(const struct dwq_stmts *rows, int lo, int hi, int single,
-			 struct dwq_stmts *o, size_t *cap)
+/* .nearest, as SystemTap 4.8 resolves it: each line asked for (each line
+ * of a range too) that has no row in the matched functions becomes the
+ * closest line that has one, at most NEAR_LINES away, the later on a
+ * tie; a line is collected once, an address probed once. ROWS: the first
+ * row of each line of each function (not merged by address). */
+struct nearest {
+	struct dwq_stmts rows, *out;
+	size_t rcap, *cap;
+	int *done; /* lines collected */
+	int ndone;
+};
+
+static int has_line(const struct nearest *nr, int line)
 {
-	int best = 0, bestd = NEAR_LINES + 1, inside = 0;
+	for (size_t i = 0; i < nr->rows.n; i++)
+		if (nr->rows.v[i].line == line)
+			return 1;
+	return 0;
+}
 
-	for (size_t i = 0; i < rows->n; i++)
-		inside |= rows->v[i].line >= lo && rows->v[i].line <= hi;
-	for (size_t i = 0; i < rows->n && !inside; i++) {
-		int l = rows->v[i].line, d = l < lo ? lo - l : l - hi;
+static void collect_line(struct nearest *nr, int line, int req_line)
+{
+	for (int i = 0; i < nr->ndone; i++)
+		if (nr->done[i] == line)
+			return;
+	nr->done = realloc(nr->done, (size_t)(nr->ndone + 1) * sizeof *nr->done);
+	if (!nr->done)
+		abort();
+	nr->done[nr->ndone++] = line;
+	for (size_t i = 0; i < nr->rows.n; i++) {
+		const struct dwq_stmt *r = &nr->rows.v[i];
+		size_t n = nr->out->n;
 
-		if (d <= NEAR_LINES && (d < bestd || (d == bestd && l > best))) {
-			best = l;
-			bestd = d;
-		}
-	}
-	for (size_t i = 0; i < rows->n; i++) {
-		const struct dwq_stmt *r = &rows->v[i];
-		size_t n = o->n;
-
-		if (inside ? r->line < lo || r->line > hi : r->line != best)
+		if (r->line != line)
 			continue;
-		push(o, cap, r->addr, r->func, r->file, r->line);
-		if (o->n > n && !inside && single)
-			o->v[n].req_line = lo; /* -l names the line asked for */
+		push_new_addr(nr->out, nr->cap, 0, r->addr, r->func, r->file, r->line);
+		if (nr->out->n > n && req_line)
+			nr->out->v[n].req_line = req_line; /* -l names the line asked for */
 	}
 }
 
-/* The first row of every line of the matched functions (FILE's), to pick
- * from. */
-static void all_rows(struct dwq_mod *m, const struct dwq_funcs *fs, const struct dwq_spec *s,
-		     int fi, struct dwq_stmts *rows, size_t *cap)
+static void nearest_line(struct nearest *nr, int line, int single, int self_ok)
 {
-	struct dwq_spec any = {.file = s->file, .ranges = (int[][2]){{0, INT_MAX}}, .nranges = 1};
-	struct near nr = {0};
+	int lo = 0, hi = 0;
 
+	if (self_ok && has_line(nr, line)) {
+		collect_line(nr, line, 0);
+		return;
+	}
+	for (int d = 1; d <= NEAR_LINES; d++) {
+		if (!lo && line - d > 0 && has_line(nr, line - d))
+			lo = line - d;
+		if (!hi && has_line(nr, line + d))
+			hi = line + d;
+	}
+	if (lo && (!hi || line - lo < hi - line))
+		collect_line(nr, lo, single ? line : 0);
+	else if (hi)
+		collect_line(nr, hi, single ? line : 0);
+}
+
+/* NR's closest lines below and above its line with a row in a matched
+ * function, at most NEAR_LINES away. */
+static void near_lines(struct dwq_mod *m, const struct dwq_funcs *fs, const struct dwq_spec *s,
+		       struct near *nr)
+{
 	for (size_t i = 0; i < fs->n; i++) {
+		struct row *v;
+		size_t n;
+		int entry_line;
 		Dwarf_Die die;
 
-		if ((fi < 0 || (size_t)fi == i) && fs->v[i].has_dwarf &&
-		    dwarf_offdie(dwq_dwarf(m), fs->v[i].die, &die))
-			lines_in_func(m, &die, fs->v[i].name, fs->v[i].decl_line, &any, rows, cap,
-				      &nr);
+		if (!fs->v[i].has_dwarf || !file_matches(s->file, fs->v[i].decl_file) ||
+		    !dwarf_offdie(dwq_dwarf(m), fs->v[i].die, &die) ||
+		    !(v = file_rows(m, &die, s, &n, &entry_line)))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			int l = v[k].line, d = nr->want - l;
+
+			if (!v[k].in_fn)
+				continue;
+			if (d > 0 && d <= NEAR_LINES && l > nr->below)
+				nr->below = l;
+			if (d < 0 && -d <= NEAR_LINES && (!nr->above || l < nr->above))
+				nr->above = l;
+		}
+		free(v);
 	}
-	free(nr.file);
+}
+
+/* The function SystemTap 4.8 takes first for "+N" (the oracle's choice
+ * fits source order): the one with DWARF declared first; -1 if none. */
+static int first_func(const struct dwq_funcs *fs, const struct dwq_spec *s)
+{
+	int k = -1;
+
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->v[i].has_dwarf && file_matches(s->file, fs->v[i].decl_file) &&
+		    (k < 0 || fs->v[i].decl_line < fs->v[k].decl_line ||
+		     (fs->v[i].decl_line == fs->v[k].decl_line && fs->v[i].die < fs->v[k].die)))
+			k = (int)i;
+	return k;
 }
 
 static void resolve_nearest(struct dwq_mod *m, const struct dwq_funcs *fs, const struct dwq_spec *s,
 			    struct dwq_stmts *out, size_t *cap)
 {
-	struct dwq_stmts rows = {0};
-	size_t rcap = 0;
+	struct nearest nr = {.out = out, .cap = cap};
+	int min = INT_MAX, max = 0;
 
 	if (s->line_any)
 		return;
-	if (s->relative) {
-		/* each function's own declaration line */
-		for (size_t i = 0; i < fs->n; i++) {
-			int want = fs->v[i].decl_line + s->line0;
+	for (size_t i = 0; i < fs->n; i++) {
+		struct row *v;
+		size_t n;
+		int entry_line;
+		Dwarf_Die die;
 
-			if (!fs->v[i].decl_line)
-				continue;
-			all_rows(m, fs, s, (int)i, &rows, &rcap);
-			nearest_item(&rows, want, want, 1, out, cap);
-			dwq_stmts_free(&rows);
-			rcap = 0;
-		}
-		return;
+		if (!fs->v[i].has_dwarf || !dwarf_offdie(dwq_dwarf(m), fs->v[i].die, &die) ||
+		    !(v = file_rows(m, &die, s, &n, &entry_line)))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (v[k].in_fn && line_in_fn(v, n, v[k].line) == &v[k]) {
+				push_any(&nr.rows, &nr.rcap, v[k].addr, fs->v[i].name, v[k].file,
+					 v[k].line);
+				min = v[k].line < min ? v[k].line : min;
+				max = v[k].line > max ? v[k].line : max;
+			}
+		free(v);
 	}
-	all_rows(m, fs, s, -1, &rows, &rcap);
-	for (int i = 0; i < s->nranges; i++)
-		nearest_item(&rows, s->ranges[i][0], s->ranges[i][1], s->single_line, out, cap);
-	dwq_stmts_free(&rows);
+	if (s->relative) {
+		/* as 4.8: relative to the first function's declaration */
+		int f0 = first_func(fs, s);
+
+		if (f0 >= 0 && fs->v[f0].decl_line)
+			/* 4.8 looks around that line only, not at it */
+			nearest_line(&nr, fs->v[f0].decl_line + s->line0, 1, 0);
+	} else {
+		for (int k = 0; k < s->nranges; k++) {
+			/* lines further than NEAR_LINES from any row find nothing */
+			int lo =
+			    s->ranges[k][0] > min - NEAR_LINES ? s->ranges[k][0] : min - NEAR_LINES;
+			int hi =
+			    s->ranges[k][1] < max + NEAR_LINES ? s->ranges[k][1] : max + NEAR_LINES;
+
+			for (int line = lo; line <= hi; line++)
+				nearest_line(&nr, line, s->single_line, 1);
+		}
+	}
+	dwq_stmts_free(&nr.rows);
+	free(nr.done);
 }
 
 int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
@@ -358,7 +440,8 @@ int dwq_statements_nearest(struct dwq_mod *m, const char *spec, int nearest, str
 			lines_in_func(m, &die, f->name, f->decl_line, &s, out, &cap, &nr);
 		}
 	}
-	if (nearest && !no_line) {
+	/* one line ("N", "+N"): the nearest only when it has no row (4.8) */
+	if (nearest && !no_line && !(out->n && (s.relative || s.single_line))) {
 		struct dwq_stmts near = {0};
 		size_t ncap = 0;
 
@@ -368,6 +451,19 @@ int dwq_statements_nearest(struct dwq_mod *m, const char *spec, int nearest, str
 			dwq_stmts_free(out);
 			*out = near;
 			cap = ncap;
+		}
+	}
+	if (!out->n && (s.relative || s.single_line)) {
+		/* 4.8 counts "+N" from its first function here, and suggests
+		 * the lines of any matched function */
+		int k = first_func(&fs, &s);
+
+		if (k >= 0) {
+			free(nr.file);
+			memset(&nr, 0, sizeof nr);
+			nr.want = s.relative ? fs.v[k].decl_line + s.line0 : s.line0;
+			nr.file = strdup(fs.v[k].decl_file ? fs.v[k].decl_file : "");
+			near_lines(m, &fs, &s, &nr);
 		}
 	}
 	dwq_funcs_free(&fs);
