@@ -425,6 +425,44 @@ int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct
 	return -1;
 }
 
+char **dwv_global_misses(struct dwq_mod *m, const char *name, const char *file, int *n)
+{
+	Dwarf *dw = dwq_dwarf(m);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	char **v = NULL;
+
+	*n = 0;
+	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		char alts[400];
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && cu_file_matches(&cu, file)) {
+			const char *cn = dwv__die_name(&cu);
+			int k = dwv__alternatives(&cu, name, alts, sizeof alts);
+			char *msg = NULL;
+
+			if (asprintf(
+				&msg,
+				"unable to find global '%s', [man error::dwarf] dieoffset %#" PRIx64
+				" in %s, in %s %s (%s%s%s",
+				name, (uint64_t)dwarf_dieoffset(&cu), dwq_path(m), cn ? cn : "",
+				cn ? cn : "", k ? "alternatives: " : "<no alternatives>", alts,
+				k ? "))" : ")") < 0)
+				abort();
+			v = realloc(v, (size_t)(*n + 1) * sizeof *v);
+			if (!v)
+				abort();
+			/* newest first, as SystemTap prints its chain of tries */
+			memmove(v + 1, v, (size_t)*n * sizeof *v);
+			v[0] = msg;
+			(*n)++;
+		}
+		off = next;
+	}
+	return v;
+}
+
 /* "struct point" -> (DW_TAG_structure_type, "point"); "point_t" -> any
  * named type. */
 static int type_matches(Dwarf_Die *d, const char *want_name, int want_tag)

@@ -69,6 +69,7 @@ static void put_vars(FILE *f, struct dwq_mod *m, uint64_t pc)
 
 	if (dwv_scope_vars(m, pc, DWV_ALL, &vars, NULL, 0) < 0)
 		return;
+	dwv_vars_drop_dups(&vars); /* as SystemTap's -L: a shadowed name is not listed */
 	for (size_t i = 0; i < vars.n; i++)
 		fprintf(f, " $%s:%s", vars.v[i].name, vars.v[i].type_name);
 	dwv_vars_free(&vars);

@@ -232,48 +232,81 @@ static int parse_int(const char *s, const char **end, int *out)
 	return 0;
 }
 
-/* ":" LINES after the file: '*', or items "N" / "N-M" separated by
- * commas (man stapprobes: ":x,y-z"). */
+static void add_range(struct dwq_spec *out, int lo, int hi)
+{
+	out->ranges = realloc(out->ranges, (size_t)(out->nranges + 1) * sizeof *out->ranges);
+	if (!out->ranges)
+		abort();
+	out->ranges[out->nranges][0] = lo;
+	out->ranges[out->nranges][1] = hi;
+	if (!out->nranges++ || lo < out->line0)
+		out->line0 = lo;
+	if (hi > out->line1)
+		out->line1 = hi;
+}
+
+/* One item of LINES, [B, E): numbers separated by '-', empty ones
+ * skipped as SystemTap 4.8 skips them: "N", "N-" and "-N" are line N,
+ * "A-B-C" lines A to C (its first to its last); hi < lo is no line. */
+static int parse_item(const char *b, const char *e, struct dwq_spec *out)
+{
+	int lo = -1, hi = -1;
+
+	while (b < e) {
+		const char *end;
+		int n;
+
+		if (*b == '-') {
+			b++;
+			continue;
+		}
+		if (parse_int(b, &end, &n) < 0 || end > e || (end < e && *end != '-'))
+			return -1;
+		if (lo < 0)
+			lo = n;
+		hi = n;
+		b = end;
+	}
+	if (lo < 0)
+		return -1; /* "-" alone (SystemTap 4.8 fails on it internally) */
+	add_range(out, lo, hi);
+	return 0;
+}
+
+/* LINES after "FILE:" (or after "FILE+" when it has ',' or '-'): '*', or
+ * items "N" / "N-M" separated by commas (man stapprobes: ":x,y-z"), empty
+ * items skipped (":,3" is line 3, ":," none). */
 static int parse_lines(const char *p, struct dwq_spec *out)
 {
 	if (!strcmp(p, "*")) {
 		out->line_any = 1;
 		return 0;
 	}
+	if (!*p)
+		return -1;
 	out->single_line = !strpbrk(p, ",-");
-	for (;;) {
-		const char *e;
-		int lo, hi;
+	while (*p) {
+		const char *e = strchr(p, ',');
 
-		if (parse_int(p, &e, &lo) < 0)
+		if (!e)
+			e = p + strlen(p);
+		if (e > p && parse_item(p, e, out) < 0)
 			return -1;
-		hi = lo;
-		/* hi < lo: no line (SystemTap: "no match") */
-		if (*e == '-' && parse_int(e + 1, &e, &hi) < 0)
-			return -1;
-		if (*e && *e != ',')
-			return -1;
-		out->ranges =
-		    realloc(out->ranges, (size_t)(out->nranges + 1) * sizeof *out->ranges);
-		if (!out->ranges)
-			abort();
-		out->ranges[out->nranges][0] = lo;
-		out->ranges[out->nranges][1] = hi;
-		if (!out->nranges++ || lo < out->line0)
-			out->line0 = lo;
-		if (hi > out->line1)
-			out->line1 = hi;
-		if (!*e)
-			return 0;
-		p = e + 1;
+		p = *e ? e + 1 : e;
 	}
+	if (!out->nranges)
+		add_range(out, 1, 0); /* ":," : no line (4.8: "no match") */
+	return 0;
 }
 
-/* spec -> FUNC [ '@' FILE [ ':' LINES | '+' N ] ] */
+/* spec -> FUNC [ '@' FILE [ ':' LINES | '+' N | '+' LINES ] ]: FILE ends
+ * at the first ':' or '+', as SystemTap 4.8 reads it; "+N" is N lines
+ * after the function's declaration, "+" with a list or range ("+1,30")
+ * is absolute lines, as 4.8 resolves them. */
 int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t errlen)
 {
 	const char *at = strchr(spec, '@');
-	const char *colon, *plus;
+	const char *sep;
 
 	memset(out, 0, sizeof *out);
 	if (!*spec)
@@ -283,23 +316,23 @@ int dwq_parse_spec(const char *spec, struct dwq_spec *out, char *err, size_t err
 		return 0;
 	}
 	out->func = strndup(spec, (size_t)(at - spec));
-	colon = strrchr(at + 1, ':');
-	plus = strrchr(at + 1, '+');
-	if (!colon && plus && plus[1] && strspn(plus + 1, "0123456789") == strlen(plus + 1)) {
+	sep = strpbrk(at + 1, ":+");
+	if (!sep) {
+		out->file = strdup(at + 1);
+		return 0;
+	}
+	out->file = strndup(at + 1, (size_t)(sep - at - 1));
+	if (*sep == '+' && sep[1] && strspn(sep + 1, "0123456789") == strlen(sep + 1)) {
 		const char *e;
 
-		out->file = strndup(at + 1, (size_t)(plus - at - 1));
-		if (parse_int(plus + 1, &e, &out->line0) < 0)
+		if (parse_int(sep + 1, &e, &out->line0) < 0)
 			goto bad;
 		out->relative = 1;
 		return 0;
 	}
-	if (!colon) {
-		out->file = strdup(at + 1);
-		return 0;
-	}
-	out->file = strndup(at + 1, (size_t)(colon - at - 1));
-	if (parse_lines(colon + 1, out) < 0)
+	if (*sep == '+' && !strpbrk(sep + 1, ",-"))
+		goto bad;
+	if (parse_lines(sep + 1, out) < 0)
 		goto bad;
 	return 0;
 bad:

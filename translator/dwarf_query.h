@@ -120,6 +120,7 @@ struct dwq_stmt {
 	char *func;
 	char *file;
 	int line;
+	int req_line; /* .nearest of one line without rows: that line, else 0 */
 };
 struct dwq_stmts {
 	struct dwq_stmt *v;
@@ -130,6 +131,10 @@ struct dwq_stmts {
 };
 int dwq_statements(struct dwq_mod *m, const char *spec, struct dwq_stmts *out, char *err,
 		   size_t errlen);
+/* The same with .nearest (NEAREST 1): a line without rows names the
+ * closest line with rows, at most 5 lines away, as SystemTap 4.8's. */
+int dwq_statements_nearest(struct dwq_mod *m, const char *spec, int nearest, struct dwq_stmts *out,
+			   char *err, size_t errlen);
 void dwq_stmts_free(struct dwq_stmts *s);
 
 /* .plt("PATTERN"): PLT entries (.plt, .plt.sec; not .plt.got) of the

@@ -4,6 +4,7 @@
 #endif
 #include "dwarf_vars.h"
 #include "dwarf_vars_int.h"
+#include "util.h"
 
 #include <dwarf.h>
 #include <gelf.h>
@@ -508,13 +509,6 @@ static void push_var(struct dwv_vars *o, size_t *cap, struct dwq_mod *m, struct 
 
 	if (!nm)
 		return;
-	for (size_t i = 0; i < o->n; i++)
-		if (!strcmp(o->v[i].name, nm)) {
-			/* an inner variable shadows an outer one: it takes its place */
-			dwv_var_free(&o->v[i]);
-			v = &o->v[i];
-			goto fill;
-		}
 	if (o->n == *cap) {
 		*cap = *cap ? *cap * 2 : 8;
 		o->v = realloc(o->v, *cap * sizeof *o->v);
@@ -522,7 +516,6 @@ static void push_var(struct dwv_vars *o, size_t *cap, struct dwq_mod *m, struct 
 			abort();
 	}
 	v = &o->v[o->n++];
-fill:
 	memset(v, 0, sizeof *v);
 	v->name = strdup(nm);
 	v->is_param = is_param;
@@ -532,16 +525,20 @@ fill:
 	v->located = dwv__locate(m, &sc->scopes[sc->frame_index], pc, die, &v->loc) == 0;
 }
 
+/* The parameters and variables of SCOPE (as WHICH asks), in DIE order. */
 static void scope_children(struct dwv_vars *o, size_t *cap, struct dwq_mod *m, struct scope_ctx *sc,
-			   uint64_t pc, Dwarf_Die *scope, int want_tag)
+			   uint64_t pc, Dwarf_Die *scope, enum dwv_which which)
 {
 	Dwarf_Die c;
 
 	if (dwarf_child(scope, &c) != 0)
 		return;
 	do {
-		if (dwarf_tag(&c) == want_tag)
-			push_var(o, cap, m, sc, pc, &c, want_tag == DW_TAG_formal_parameter);
+		int tag = dwarf_tag(&c);
+
+		if ((tag == DW_TAG_formal_parameter && (which & DWV_PARMS)) ||
+		    (tag == DW_TAG_variable && (which & DWV_LOCALS)))
+			push_var(o, cap, m, sc, pc, &c, tag == DW_TAG_formal_parameter);
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
@@ -554,16 +551,44 @@ int dwv_scope_vars(struct dwq_mod *m, uint64_t pc, enum dwv_which which, struct 
 	memset(out, 0, sizeof *out);
 	if (get_scopes(m, pc, &sc, err, errlen) < 0)
 		return -1;
-	if (which & DWV_PARMS)
-		scope_children(out, &cap, m, &sc, pc, &sc.scopes[sc.fn_index],
-			       DW_TAG_formal_parameter);
-	/* Outer scopes first, as SystemTap lists them; an inner name replaces
-	 * an outer one. */
-	if (which & DWV_LOCALS)
-		for (int i = sc.fn_index; i >= 0; i--)
-			scope_children(out, &cap, m, &sc, pc, &sc.scopes[i], DW_TAG_variable);
+	/* innermost scope first, as SystemTap 4.8 lists them */
+	for (int i = 0; i <= sc.fn_index; i++)
+		scope_children(out, &cap, m, &sc, pc, &sc.scopes[i], which);
 	free(sc.scopes);
 	return 0;
+}
+
+void dwv_vars_drop_dups(struct dwv_vars *vs)
+{
+	char *dup = xcalloc(vs->n + 1, 1);
+	size_t n = 0;
+
+	for (size_t i = 0; i < vs->n; i++)
+		for (size_t j = i + 1; j < vs->n; j++)
+			if (!strcmp(vs->v[i].name, vs->v[j].name))
+				dup[i] = dup[j] = 1;
+	for (size_t i = 0; i < vs->n; i++) {
+		if (dup[i])
+			dwv_var_free(&vs->v[i]);
+		else
+			vs->v[n++] = vs->v[i];
+	}
+	vs->n = n;
+	free(dup);
+}
+
+Dwarf_Off dwv_func_at(struct dwq_mod *m, uint64_t pc, const char **name)
+{
+	struct scope_ctx sc;
+	Dwarf_Off off;
+
+	if (!m || !dwq_has_dwarf(m) || get_scopes(m, pc, &sc, NULL, 0) < 0)
+		return 0;
+	off = dwarf_dieoffset(&sc.scopes[sc.frame_index]);
+	if (name)
+		*name = dwv__die_name(&sc.scopes[sc.frame_index]);
+	free(sc.scopes);
+	return off;
 }
 
 void dwv_var_free(struct dwv_var *v)
@@ -603,6 +628,63 @@ static int find_in(Dwarf_Die *scope, const char *name, int params_too, Dwarf_Die
 	return 0;
 }
 
+struct alt {
+	const char *name;
+	int score;
+};
+
+static int alt_cmp(const void *x, const void *y)
+{
+	const struct alt *a = x, *b = y;
+
+	return a->score != b->score ? a->score - b->score : strcmp(a->name, b->name);
+}
+
+int dwv__alternatives(Dwarf_Die *scope, const char *name, char *out, size_t len)
+{
+	struct alt alts[64];
+	int n = 0, shown = 0;
+	size_t o = 0;
+	Dwarf_Die c;
+
+	out[0] = '\0';
+	if (dwarf_child(scope, &c) == 0)
+		do {
+			int tag = dwarf_tag(&c);
+			const char *nm = dwv__die_name(&c);
+			int dup = 0;
+
+			if ((tag != DW_TAG_variable && tag != DW_TAG_formal_parameter) || !nm)
+				continue;
+			for (int i = 0; i < n && !dup; i++)
+				dup = !strcmp(alts[i].name, nm);
+			if (!dup && n < (int)(sizeof alts / sizeof alts[0]))
+				alts[n++] = (struct alt){nm, stap_edit_distance(name, nm)};
+		} while (dwarf_siblingof(&c, &c) == 0);
+	qsort(alts, (size_t)n, sizeof alts[0], alt_cmp);
+	for (int i = 0; i < n && i < 5 && o + 2 < len; i++, shown++)
+		o += (size_t)snprintf(out + o, len - o, "%s$%s", i ? ", " : "", alts[i].name);
+	return shown;
+}
+
+/* Is VAR's location at PC an entry value (the register as it was when the
+ * function was entered)? Optimised code has these once the register is
+ * reused; SystemTap 4.8 fails on them ("unhandled DW_OP operation"). */
+static int entry_value_at(struct dwq_mod *m, Dwarf_Die *var, uint64_t pc)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *expr;
+	size_t len;
+
+	if (!dwarf_attr_integrate(var, DW_AT_location, &a) ||
+	    dwarf_getlocation_addr(&a, dwq_vaddr_to_dwarf(m, pc), &expr, &len, 1) != 1)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (expr[i].atom == DW_OP_entry_value || expr[i].atom == DW_OP_GNU_entry_value)
+			return 1;
+	return 0;
+}
+
 int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_var *out, char *err,
 		 size_t errlen)
 {
@@ -618,26 +700,17 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 	if (!found)
 		found = find_in(&sc.cu, name, 0, &die);
 	if (!found) {
-		struct dwv_vars all;
-		char alts[400] = "";
-		size_t o = 0;
-		const char *fname = dwv__die_name(&sc.scopes[sc.fn_index]);
-		const char *file = dwarf_decl_file(&sc.scopes[sc.fn_index]);
+		const char *fname = dwv__die_name(&sc.scopes[0]);
+		const char *file = dwv__die_name(&sc.cu);
+		char alts[400];
+		int o = dwv__alternatives(&sc.scopes[0], name, alts, sizeof alts);
 
 		/* SystemTap's shape, including its doubled ')' after a list */
-		if (dwv_scope_vars(m, pc, DWV_ALL, &all, NULL, 0) == 0) {
-			for (size_t i = 0; i < all.n && o + 2 < sizeof alts; i++)
-				o += (size_t)snprintf(alts + o, sizeof alts - o, "%s$%s",
-						      i ? ", " : "", all.v[i].name);
-			dwv_vars_free(&all);
-		}
-		if (o >= sizeof alts)
-			o = sizeof alts - 1;
 		dwq_seterr(err, errlen,
 			   "unable to find local '%s', [man error::dwarf] dieoffset %#" PRIx64
 			   " in %s, near pc %#" PRIx64 " in %s %s (%s%s%s",
-			   name, (uint64_t)dwarf_dieoffset(&sc.scopes[sc.fn_index]), dwq_path(m),
-			   pc, fname ? fname : "?", file ? file : "",
+			   name, (uint64_t)dwarf_dieoffset(&sc.scopes[0]), dwq_path(m), pc,
+			   fname ? fname : "<unknown>", file ? file : "",
 			   o ? "alternatives: " : "<no alternatives>", alts, o ? "))" : ")");
 		free(sc.scopes);
 		return -1;
@@ -657,7 +730,13 @@ int dwv_find_var(struct dwq_mod *m, uint64_t pc, const char *name, struct dwv_va
 		free(one.v);
 	}
 	if (!out->located) {
-		dwq_seterr(err, errlen, "not accessible at this address (pc: %#" PRIx64 ")", pc);
+		dwq_seterr(err, errlen,
+			   "not accessible at this address (pc: %#" PRIx64 ")%s [man error::dwarf]",
+			   pc,
+			   entry_value_at(m, &out->die, pc)
+			       ? ": only its value at the function's entry is known there "
+				 "(DW_OP_entry_value), which is not read"
+			       : "");
 		dwv_var_free(out);
 		return -1;
 	}

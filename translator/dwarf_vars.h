@@ -73,19 +73,26 @@ struct dwv_vars {
 
 enum dwv_which { DWV_PARMS = 1, DWV_LOCALS = 2, DWV_ALL = 3 };
 
-/* The variables in scope at PC (a module vaddr), innermost scope last as
- * SystemTap lists them: parameters of the function first, then locals
- * from the outermost block in. Variables of enclosing inline instances
- * are included. Locations are computed (located = 0 when the DWARF has
- * none for PC). */
+/* The variables in scope at PC (a module vaddr) as SystemTap 4.8 lists
+ * them for $$vars: innermost scope first, out to the function (or inline
+ * instance), each scope's parameters and variables in DIE order; a name
+ * shadowed by an inner scope appears twice. Locations are computed
+ * (located = 0 when the DWARF has none for PC). */
 int dwv_scope_vars(struct dwq_mod *m, uint64_t pc, enum dwv_which which, struct dwv_vars *out,
 		   char *err, size_t errlen);
+/* The DIE of the out-of-line function whose code holds PC, and its name
+ * (NAME may be NULL); 0 when the DWARF has none there. */
+Dwarf_Off dwv_func_at(struct dwq_mod *m, uint64_t pc, const char **name);
+/* Drop every variable whose name occurs more than once (-L lists none of
+ * them, as SystemTap's). */
+void dwv_vars_drop_dups(struct dwv_vars *vs);
 void dwv_vars_free(struct dwv_vars *v);
 
 /* Find one variable (innermost scope first, then the CU's globals). On
  * failure ERR holds SystemTap's message: "unable to find local 'x', [man
  * error::dwarf] dieoffset 0x2ee in /abs/a.out, near pc 0x1153 in add
- * /abs/a.c (alternatives: $a, $b))" (its doubled parenthesis included;
+ * a.c (alternatives: $a, $b))" (the innermost scope's DIE and name,
+ * "<unknown>" for a block, the CU's name, its doubled parenthesis;
  * "(<no alternatives>)" when there are none); the caller appends
  * ": identifier '$x' at FILE:L:C". An unlocatable variable is an error too:
  * "not accessible at this address (pc: 0x...)". */
@@ -150,6 +157,10 @@ int dwv_return_var(struct dwq_mod *m, Dwarf_Off func_die, struct dwv_var *out, c
  * FILE (may be NULL) matching the CU's name or its trailing path. */
 int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct dwv_var *out,
 		   char *err, size_t errlen);
+/* The messages SystemTap 4.8 adds when @var("NAME[@FILE]") is found in no
+ * CU: one per CU FILE matches, the last CU's first, each with that CU's
+ * alternatives. *N of them, malloc'd. */
+char **dwv_global_misses(struct dwq_mod *m, const char *name, const char *file, int *n);
 
 /* @cast(ADDR, "TYPE")->...: find TYPE ("struct point", "union u",
  * "enum e", "point_t", "int") among the module's types, then build the

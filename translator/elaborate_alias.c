@@ -2,7 +2,6 @@
  * (with wildcards) and then against the table of built-in kinds, giving
  * one derived probe per concrete point. Alias bodies are merged into a
  * copy of the user's body: before it for "=", after it for "+=". */
-#include <ctype.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <string.h>
@@ -143,42 +142,6 @@ static char *points_text(const struct vec *points, const char *sep, enum cond_te
 
 /* ---- suggestions ---- */
 
-/* SystemTap's Levenshtein score: an insertion, a deletion or a
- * substitution costs 2, a substitution of a letter by itself in the other
- * case 1; the leading characters of one string, before any of the other's,
- * cost 1 each (its table's borders). Its lists of suggestions are ordered
- * by this score. */
-static int edit_distance(const char *a, const char *b)
-{
-	int la = strlen(a), lb = strlen(b);
-	int *row = xcalloc(lb + 1, sizeof *row);
-	for (int j = 0; j <= lb; j++)
-		row[j] = j;
-	for (int i = 1; i <= la; i++) {
-		int diag = row[0];
-		row[0] = i;
-		for (int j = 1; j <= lb; j++) {
-			int up = row[j], best;
-			if (a[i - 1] == b[j - 1])
-				best = diag;
-			else {
-				int same = tolower((unsigned char)a[i - 1]) ==
-				    tolower((unsigned char)b[j - 1]);
-				best = diag + (same ? 1 : 2);
-				if (up + 2 < best)
-					best = up + 2;
-				if (row[j - 1] + 2 < best)
-					best = row[j - 1] + 2;
-			}
-			row[j] = best;
-			diag = up;
-		}
-	}
-	int d = row[lb];
-	free(row);
-	return d;
-}
-
 struct cand {
 	const char *name;
 	int dist;
@@ -223,7 +186,7 @@ static const char *suggest(const char *name, struct vec *cands, const char *labe
 	for (int i = 0; i < n; i++) {
 		const char *nm = cs[i].name;
 		const char *base = by_base && strrchr(nm, '/') ? strrchr(nm, '/') + 1 : nm;
-		cs[i].dist = edit_distance(name, base);
+		cs[i].dist = stap_edit_distance(name, base);
 	}
 	qsort(cs, n, sizeof *cs, cand_cmp);
 	struct strbuf b = {0};

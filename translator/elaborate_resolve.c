@@ -167,6 +167,13 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 			   "implementation traces user space only");
 		return;
 	}
+	if (!strcmp(e->str, "@uderef") || !strcmp(e->str, "@uregister") ||
+	    !strcmp(e->str, "@kderef") || !strcmp(e->str, "@kregister")) {
+		/* @uderef, @uregister, @kderef, @kregister (parser_value.c):
+		 * SystemTap 4.8 has them for its BPF runtime only */
+		elab_error(c, e->tok, "invalid operator");
+		return;
+	}
 	struct functiondecl *last, *fd;
 	e->referents.n = 0;
 	if (!find_functions(c, e->str, e->args.n, from, &e->referents, &last)) {

@@ -378,27 +378,51 @@ static struct expr *parse_cast_var(struct parser *p, int is_cast)
 	return e;
 }
 
-/* @const("NAME") -> embedded C; @kregister(N) / @uregister(N) -> a call
- * for pass 2. All three need guru mode. */
+/* bpf_operator -> ('@uderef' | '@kderef') '(' NUMBER ',' expr ')'
+ *               | ('@uregister' | '@kregister') '(' NUMBER ')'
+ * SystemTap 4.8's operators for its BPF runtime: parsed as 4.8 parses
+ * them (the k ones need -g; NUMBER kept as its unsigned 32 bits), kept as
+ * a call that pass 2 rejects as 4.8 does ("invalid operator"). */
+static struct expr *parse_bpf_operator(struct parser *p)
+{
+	const struct token *t = parser_next(p);
+	struct expr *e = expr_new(E_CALL, t), *n;
+	const struct token *s;
+
+	if (t->content[1] == 'k' && !p->privileged)
+		pass1_throw_noskip(t, "using %s operator not permitted; need stap -g", t->content);
+	e->str = t->content;
+	parser_expect_op(p, "(");
+	int neg = parser_is_op(parser_peek(p), "-");
+	if (neg)
+		parser_next(p);
+	s = parser_peek(p);
+	if (s->type != TOK_NUMBER)
+		pass1_throw(s, 1, "expected number");
+	n = parse_literal(p, 0);
+	n->num = (int64_t)(uint32_t)(neg ? 0 - (uint64_t)n->num : (uint64_t)n->num);
+	vec_push(&e->args, n);
+	if (!strcmp(t->content + 2, "deref")) {
+		parser_expect_op(p, ",");
+		vec_push(&e->args, parse_expression(p));
+	}
+	parser_expect_op(p, ")");
+	return e;
+}
+
+/* @const("NAME") -> embedded C, in guru mode. */
 static struct expr *parse_guru_operator(struct parser *p)
 {
 	const struct token *t = parser_next(p);
 	if (!p->privileged)
 		pass1_throw_noskip(t, "using %s operator not permitted; need stap -g", t->content);
 	parser_expect_op(p, "(");
-	struct expr *e;
-	if (!strcmp(t->content, "@const")) {
-		const struct token *s = parser_peek(p);
-		if (s->type != TOK_STRING)
-			pass1_throw(s, 1, "expected literal string");
-		struct expr *name = parse_literal(p, 0);
-		e = expr_new(E_EMBEDDED, t);
-		e->str = xasprintf("/* pure */ /* unprivileged */ /* stable */ %s", name->str);
-	} else {
-		e = expr_new(E_CALL, t);
-		e->str = t->content;
-		vec_push(&e->args, parse_literal(p, 0));
-	}
+	const struct token *s = parser_peek(p);
+	if (s->type != TOK_STRING)
+		pass1_throw(s, 1, "expected literal string");
+	struct expr *name = parse_literal(p, 0);
+	struct expr *e = expr_new(E_EMBEDDED, t);
+	e->str = xasprintf("/* pure */ /* unprivileged */ /* stable */ %s", name->str);
 	parser_expect_op(p, ")");
 	return e;
 }
@@ -429,8 +453,11 @@ static struct expr *parse_at_operator(struct parser *p)
 		return parse_cast_var(p, 1);
 	if (!strcmp(n, "@var"))
 		return parse_cast_var(p, 0);
-	if (!strcmp(n, "@const") || !strcmp(n, "@kregister") || !strcmp(n, "@uregister"))
+	if (!strcmp(n, "@const"))
 		return parse_guru_operator(p);
+	if (!strcmp(n, "@uderef") || !strcmp(n, "@kderef") || !strcmp(n, "@uregister") ||
+	    !strcmp(n, "@kregister"))
+		return parse_bpf_operator(p);
 	if (!strcmp(n, "@probewrite")) {
 		/* @probewrite(var): kept as a call for pass 2 to judge */
 		parser_next(p);

@@ -75,6 +75,7 @@ static const struct probe_kind_def kinds[PK_COUNT] = {
 			 .flags = AT_ADDRESS,
 			 .runtime_kind = "STP_PROBE_PROCESS_FUNCTION",
 			 .lower_args = proc_lower_mark,
+			 .lower_dwarf = proc_lower_dwarf,
 			 .listing_vars = proc_mark_vars},
     [PK_PROCESS_PLT] = {.name = "process.plt",
 			.points = {"plt"},

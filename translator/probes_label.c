@@ -2,7 +2,8 @@
  * DW_TAG_label named by the pattern L inside a function matching F, at
  * the label's address, with the function's target variables in scope
  * there. pp() is SystemTap's: the function named at the label's line,
- * process("P").function("F@FILE:LABEL_LINE"). */
+ * process("P").function("F@FILE:LABEL_LINE"). A function without DWARF
+ * gets a probe at its entry, as in SystemTap 4.8. */
 #include <dwarf.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -43,6 +44,29 @@ static void add_label(struct label_walk *w, const struct dwq_func *fn, Dwarf_Die
 	d->addr = pc;
 	d->module_base = w->base;
 	d->proc = p;
+}
+
+/* A function known from the symbol table only: SystemTap 4.8 probes its
+ * entry for any .label("L"), named function("NAME") there and
+ * function("NAME").label("L") in -l and -p2's "<-". */
+static void add_symbol_only(struct label_walk *w, const struct dwq_func *fn)
+{
+	const struct pp_at *at = w->at;
+	struct derived_probe *d = proc_chain_next(w->first, &w->last);
+	char *l = at->lib ? dwq_library_pn(proc_lib_arg(at->pp), at->lib) : NULL;
+	char *from = dwl_function_pp(at->exe, l, fn, "");
+
+	d->kind = PK_PROCESS_LABEL;
+	d->pp = dwl_function_pp(at->lib ? at->lib : at->exe, NULL, fn, "");
+	d->point_pn = xasprintf("%s.label(\"%s\")", from, w->pattern);
+	d->point_from = d->point_pn;
+	free(from);
+	free(l);
+	d->module = proc_image(at->c->s, at->exe);
+	d->library = at->lib ? proc_image(at->c->s, at->lib) : NULL;
+	d->addr = fn->entry;
+	d->module_base = w->base;
+	d->proc = proc_point_at(w->m, 0, fn->entry, fn->name);
 }
 
 /* The labels under parent, not those of nested functions. */
@@ -95,6 +119,8 @@ enum pp_result proc_resolve_label(const struct pp_at *at, struct derived_probe *
 		Dwarf_Die die;
 		if (fs.v[i].has_dwarf && dwarf_offdie(dwq_dwarf(w.m), fs.v[i].die, &die))
 			labels_in(&w, &fs.v[i], &die);
+		else if (!fs.v[i].has_dwarf)
+			add_symbol_only(&w, &fs.v[i]);
 	}
 	dwq_funcs_free(&fs);
 	if (!w.last)

@@ -1,7 +1,8 @@
 /* process(...)[.library("LIB")][.provider("P")].mark("NAME"): SDT markers
  * (<sys/sdt.h>), one probe per marker matched, firing at its nop with its
  * semaphore (if any) raised while probed; $argN, $$name, $$provider and
- * $$vars / $$parms come from the marker's note. */
+ * $$vars / $$parms come from the marker's note, other variables ($x,
+ * $$locals, @var) from the DWARF at its address, as SystemTap's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,19 @@
 #include "probes_process.h"
 #include "proc_image.h"
 #include "sdt.h"
+
+/* Where the variables of the code around a marker are found, as SystemTap
+ * finds them (the marker is a statement probe at its address): NULL
+ * without DWARF there. */
+static struct proc_point *mark_point(struct elab *c, const char *img, uint64_t pc)
+{
+	char msg[DWQ_ERRLEN];
+	const char *fname = NULL;
+	struct dwq_mod *m = c->s->listing ? NULL : proc_open_mod(img, msg, sizeof msg);
+	Dwarf_Off die = m ? dwv_func_at(m, pc, &fname) : 0;
+
+	return die ? proc_point_at(m, die, pc, fname) : NULL;
+}
 
 /* .mark("NAME") / .provider("P").mark("NAME") at pp->components.v[mi]:
  * one probe per SDT marker of FILE (the executable or lib) that matches. */
@@ -79,6 +93,7 @@ enum pp_result proc_resolve_mark(const struct pp_at *at, struct derived_probe *d
 		d->module_base = base;
 		d->semaphore = m->semaphore;
 		d->mark = m;
+		d->proc = mark_point(c, img, m->pc);
 	}
 	free(pre);
 	/* SystemTap's "(similar marks: ...)"; none in a library it looks up
@@ -158,7 +173,7 @@ static int lower_mark_expr(struct expr *e, void *arg)
 	}
 	msg[0] = '\0';
 	if ((!strcmp(e->str, "$$vars") || !strcmp(e->str, "$$parms")) && m->nargs >= 0) {
-		/* sprintf("arg1=%#x arg2=%#x", $arg1, $arg2) */
+		/* sprintf("$arg1=%#x $arg2=%#x", $arg1, $arg2), as SystemTap's */
 		struct expr *out = expr_new(E_PRINT, tok);
 		struct expr *fmt = expr_new(E_STRING, tok);
 		char *f = xstrdup("");
@@ -167,7 +182,7 @@ static int lower_mark_expr(struct expr *e, void *arg)
 		out->print_has_fmt = 1;
 		vec_push(&out->args, fmt);
 		for (int k = 0; k < m->nargs; k++) {
-			char *g = xasprintf("%s%sarg%d=%%#x", f, k ? " " : "", k + 1);
+			char *g = xasprintf("%s%s$arg%d=%%#x", f, k ? " " : "", k + 1);
 			free(f);
 			f = g;
 			struct expr *a = expr_new(E_NUMBER, tok);
@@ -194,6 +209,8 @@ static int lower_mark_expr(struct expr *e, void *arg)
 				 e->str, m->name, m->nargs, m->nargs == 1 ? "" : "s");
 		else if (lower_mark_arg(e, &m->args[n - 1], msg, sizeof msg) == 0)
 			return 1;
+	} else if (L->dp->proc) {
+		return 1; /* a variable of the code around the marker: DWARF's */
 	} else if (!msg[0]) {
 		snprintf(msg, sizeof msg,
 			 "unable to find local '%s' in marker '%s' (alternatives: $arg1..$arg%d, "

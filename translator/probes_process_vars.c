@@ -15,6 +15,7 @@
  * prologue and read back with __tvar_entry_get. Errors are
  * SystemTap's ("unable to find member ...", "write to target variable not
  * permitted; need stap -g"); --skip-badvars makes a bad one 0. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,42 @@ struct lower {
 	int quiet;	    /* @defined trial: count errors, report none */
 	struct vec defined; /* @defined nodes folded to numbers */
 	struct entries *en; /* $x$ in a .return probe: values taken at entry */
+	int is_mark;	    /* a .mark probe: SystemTap adds a second error */
+	char **extra;	    /* more messages of the last failed lookup */
+	int nextra;
 };
+
+static void clear_extra(struct lower *L)
+{
+	for (int i = 0; i < L->nextra; i++)
+		free(L->extra[i]);
+	free(L->extra);
+	L->extra = NULL;
+	L->nextra = 0;
+}
+
+/* @var("NAME[@FILE]"[, MODULE]) in module M: without FILE, in the probe's
+ * module, the variables in scope at the probe come first (locals, then the
+ * probe's CU), then every CU, as SystemTap 4.8 looks; on failure L->extra
+ * gets its further messages (each CU's, then the scope's). */
+static int atvar_lookup(struct lower *L, struct dwq_mod *m, const char *name, const char *file,
+			struct dwv_var *out, char *msg, size_t len)
+{
+	struct proc_point *pt = L->pt;
+	char local[DWQ_ERRLEN] = "";
+	int try_local = m == pt->mod && !file && pt->func_die;
+
+	if (try_local && dwv_find_var(m, pt->pc, name, out, local, sizeof local) == 0)
+		return 0;
+	if (dwv_global_var(m, name, file, out, msg, len) == 0)
+		return 0;
+	L->extra = dwv_global_misses(m, name, file, &L->nextra);
+	if (try_local && local[0]) {
+		L->extra = xrealloc(L->extra, (size_t)(L->nextra + 1) * sizeof *L->extra);
+		L->extra[L->nextra++] = xstrdup(local);
+	}
+	return -1;
+}
 
 /* "'struct s' (/a.c:2) is being accessed instead of a member such as '->a'" */
 static void whole_struct_msg(const struct dwv_access *a, char *msg, size_t len)
@@ -73,6 +109,42 @@ static void ref_free(struct target_ref *r)
 
 static int lower_expr(struct expr *e, void *arg);
 
+/* The module @var("name", "MODULE") looks in: the probe's without MODULE;
+ * MODULE must be an absolute path (SystemTap 4.8 finds nothing else:
+ * "unresolved @var() expression"). */
+static struct dwq_mod *atvar_module(struct proc_point *pt, const struct expr *e, const char *name,
+				    char *msg, size_t len)
+{
+	const char *mod = e->args.n > 1 ? ((struct expr *)e->args.v[1])->str : NULL;
+	char real[PATH_MAX], mine[PATH_MAX];
+
+	if (!mod)
+		return pt->mod;
+	if (mod[0] != '/') {
+		snprintf(msg, len, "unresolved @var() expression");
+		return NULL;
+	}
+	if (!realpath(mod, real)) {
+		snprintf(msg, len, "unable to find global '%s' in %s", name, mod);
+		return NULL;
+	}
+	if (pt->mod && realpath(dwq_path(pt->mod), mine) && !strcmp(real, mine))
+		return pt->mod;
+	return proc_open_mod(real, msg, len);
+}
+
+/* SystemTap's message for a variable NAME not in scope at the probe. */
+static int not_found(struct proc_point *pt, const char *name, char *msg, size_t len)
+{
+	struct dwv_var v;
+
+	if (dwv_find_var(pt->mod, pt->pc, name, &v, msg, len) == 0) {
+		dwv_var_free(&v);
+		snprintf(msg, len, "unable to find local '%s'", name);
+	}
+	return -1;
+}
+
 /* Find the base of E (variable, @var or @cast type) and its steps. */
 static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, char *msg, size_t len)
 {
@@ -80,6 +152,7 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 	int rc;
 	memset(r, 0, sizeof *r);
 	r->err_tok = e->tok;
+	clear_extra(L);
 	if (!pt->func_die && e->kind == E_TARGET) {
 		snprintf(msg, len, "no debug info for '%s'", pt->func);
 		return -1;
@@ -105,19 +178,29 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 		r->is_cast = 1;
 	} else if (e->kind == E_ATVAR) {
 		char *name = xstrdup(e->str), *at = strchr(name, '@');
+		struct dwq_mod *m;
 		if (at)
 			*at++ = '\0';
-		rc = dwv_global_var(pt->mod, name, at, &r->var, msg, len);
+		m = atvar_module(pt, e, name, msg, len);
+		rc = m ? atvar_lookup(L, m, name, at, &r->var, msg, len) : -1;
+		if (rc == 0 && m != pt->mod) {
+			/* its load address is not known where the probe runs */
+			dwv_var_free(&r->var);
+			snprintf(msg, len,
+				 pt->mod ? "@var(\"%s\", \"%s\"): a variable of another module "
+					   "than the probe's is not supported"
+					 : "@var(\"%s\", \"%s\"): a variable of a process, read "
+					   "only in a probe of that process",
+				 e->str, dwq_path(m));
+			rc = -1;
+		}
 		free(name);
 		if (rc < 0)
 			return -1;
 		r->have_var = 1;
 	} else if (!strcmp(e->str, "$return")) {
-		if (!pt->is_return) {
-			snprintf(msg, len, "not accessible at this address (pc: 0x%llx)",
-				 (unsigned long long)pt->pc);
-			return -1;
-		}
+		if (!pt->is_return) /* SystemTap looks for a local named "return" */
+			return not_found(pt, "return", msg, len);
 		if (dwv_return_var(pt->mod, pt->func_die, &r->var, msg, len) < 0)
 			return -1;
 		r->have_var = 1;
@@ -280,11 +363,8 @@ static int lower_scope_return(struct lower *L, struct expr *e, char *msg, size_t
 	const struct token *tok = e->tok, *et;
 	Dwarf_Die fn;
 	Dwarf_Attribute a;
-	if (!pt->is_return) {
-		snprintf(msg, len, "not accessible at this address (pc: 0x%llx)",
-			 (unsigned long long)pt->pc);
-		return -1;
-	}
+	if (!pt->is_return) /* SystemTap looks for a local named "$return" */
+		return not_found(pt, "$return", msg, len);
 	if (!dwarf_offdie(dwq_dwarf(pt->mod), pt->func_die, &fn) ||
 	    !dwarf_attr_integrate(&fn, DW_AT_type, &a)) {
 		*e = *string_expr(tok, "");
@@ -441,6 +521,7 @@ static void fail_at(struct lower *L, struct expr *e, const struct token *tok, co
 {
 	if (L->quiet) {
 		L->errors++;
+		clear_extra(L);
 		return;
 	}
 	if (L->c->s->skip_badvars) {
@@ -451,6 +532,15 @@ static void fail_at(struct lower *L, struct expr *e, const struct token *tok, co
 		return;
 	}
 	elab_error(L->c, tok, "%s", msg);
+	for (int i = 0; i < L->nextra; i++) {
+		elab_error_text(L->c, tok, "%s", L->extra[i]);
+		L->c->tvar_errors++;
+	}
+	clear_extra(L);
+	if (L->is_mark && e->kind == E_TARGET) {
+		elab_error(L->c, tok, "target-symbol requires debuginfo");
+		L->c->tvar_errors++;
+	}
 	L->errors++;
 	L->c->tvar_errors++;
 	e->saved_error = xstrdup(msg);
@@ -660,7 +750,7 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 	if (!p)
 		return;
 	struct proc_point *pt = dp->proc;
-	struct lower L = {c, dp->proc, 0, 0, {0}, NULL};
+	struct lower L = {c, dp->proc, 0, 0, {0}, NULL, dp->kind == PK_PROCESS_MARK, NULL, 0};
 	walk_stmt(p->body, NULL, defined_only, &L);
 	if (L.defined.n)
 		fold_defined_in(c, p, &L.defined);
@@ -672,16 +762,18 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 	}
 	walk_stmt(p->body, NULL, lower_expr, &L);
 	free(L.defined.v);
+	clear_extra(&L);
 }
 
-/* @cast(ADDR, "TYPE", "MODULE") in a body that is no process probe's
- * (a function's, a begin or timer probe's): lowered with MODULE alone,
+/* @cast(ADDR, "TYPE", "MODULE") and @var("x", "MODULE") in a body that is
+ * no process probe's (a function's, a begin or timer probe's): lowered
+ * with MODULE alone (as SystemTap 4.8 resolves them there),
  * before the body is resolved. Other target expressions there are left
  * to type checking, which reports them as before. */
 static int lower_cast_only(struct expr *e, void *arg)
 {
 	const struct expr *x = e->kind == E_ASSIGN ? e->left : e;
-	if (x && x->kind == E_CAST && x->args.n > 1)
+	if (x && (x->kind == E_CAST || x->kind == E_ATVAR) && x->args.n > 1)
 		return lower_expr(e, arg);
 	return 0;
 }
@@ -689,8 +781,9 @@ static int lower_cast_only(struct expr *e, void *arg)
 void proc_lower_casts(struct elab *c, struct stmt *body)
 {
 	struct proc_point none = {0};
-	struct lower L = {c, &none, 0, 0, {0}, NULL};
+	struct lower L = {c, &none, 0, 0, {0}, NULL, 0, NULL, 0};
 	if (body)
 		walk_stmt(body, NULL, lower_cast_only, &L);
 	free(L.defined.v);
+	clear_extra(&L);
 }

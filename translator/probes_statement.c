@@ -42,6 +42,23 @@ static void lib_pn(const struct probe_point *pp, struct derived_probe *d, const 
 	free(pre);
 }
 
+/* .nearest: pp() names the line probed; -l (pn) the line asked for when
+ * one line was, and the "<-" of -p2 the line probed, both with
+ * ".nearest", as SystemTap 4.8 prints them. */
+static void nearest_names(const struct probe_point *pp, struct derived_probe *d, const char *exe,
+			  const char *lib, const struct dwq_stmt *st)
+{
+	char *pre = lib ? proc_pn_prefix(pp, exe, lib) : NULL;
+	char buf[2 * 4096 + 64];
+	const char *p = pre ? pre : proc_pp_prefix(exe, NULL, buf, sizeof buf);
+
+	d->point_pn = xasprintf("%s.statement(\"%s@%s:%d\").nearest", p, st->func, st->file,
+				st->req_line ? st->req_line : st->line);
+	d->point_from =
+	    xasprintf("%s.statement(\"%s@%s:%d\").nearest", p, st->func, st->file, st->line);
+	free(pre);
+}
+
 /* .statement("FUNC[@FILE[:LINES|+N]]"), .statement(ADDRESS)[.absolute] at
  * pp->components.v[si]. An absolute address is where the code runs (no
  * load bias); a plain one is an ELF vaddr of the module. */
@@ -56,9 +73,13 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 	struct probe_component *cn = pp->components.n > si + 1 ? pp->components.v[si + 1] : NULL;
 	const char *file = lib ? lib : exe, *img = proc_image(c->s, file);
 	char msg[DWQ_ERRLEN], pre[2 * 4096 + 64];
+	int nearest = 0;
 	int absolute = 0;
 
-	if (cn) {
+	if (cn && !strcmp(cn->functor, "nearest") && !cn->arg && pp->components.n == si + 2 &&
+	    cs->arg && cs->arg->kind == E_STRING) {
+		nearest = 1;
+	} else if (cn) {
 		if (pp->components.n > si + 2 || cn->arg || strcmp(cn->functor, "absolute") ||
 		    !cs->arg || cs->arg->kind != E_NUMBER)
 			return pp_fail(err, cn->tok, "invalid suffix for probe");
@@ -73,11 +94,10 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 	proc_pp_prefix(lib ? lib : exe, NULL, pre, sizeof pre);
 	if (cs->arg->kind == E_NUMBER) {
 		uint64_t a = (uint64_t)cs->arg->num;
-		struct proc_point *p = xcalloc(1, sizeof *p);
-		p->mod = m;
-		p->pc = a;
-		p->entry_pc = a;
-		p->func = "";
+		const char *fname = NULL;
+		/* SystemTap sees the variables in scope at the address */
+		Dwarf_Off fdie = dwv_func_at(m, a, &fname);
+		struct proc_point *p = proc_point_at(m, fdie, a, fname);
 		dp->kind = PK_PROCESS_STATEMENT;
 		dp->pp = xasprintf("%s.statement(0x%llx)%s", pre, (unsigned long long)a,
 				   absolute ? ".absolute" : "");
@@ -95,7 +115,7 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 		return PP_OK;
 	}
 	struct dwq_stmts st;
-	if (dwq_statements(m, cs->arg->str, &st, msg, sizeof msg) < 0)
+	if (dwq_statements_nearest(m, cs->arg->str, nearest, &st, msg, sizeof msg) < 0)
 		return pp_fail(err, proc_msg_tok(c, msg, cs->tok), "%s", msg);
 	if (st.n == 0) {
 		if (st.hint && !c->s->listing)
@@ -116,6 +136,8 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 		d->pp = xasprintf("%s.statement(\"%s@%s:%d\")", pre, st.v[i].func, st.v[i].file,
 				  st.v[i].line);
 		lib_pn(pp, d, exe, lib);
+		if (nearest)
+			nearest_names(pp, d, exe, lib, &st.v[i]);
 		d->module = proc_image(c->s, exe);
 		d->library = lib ? proc_image(c->s, lib) : NULL;
 		d->addr = st.v[i].addr;

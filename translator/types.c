@@ -407,6 +407,10 @@ static void target_errors(struct tctx *tc, struct expr *e, enum exp_type t)
 	}
 	if (!e->saved_error)
 		target_error(tc, e);
+	/* SystemTap 4.8 reports an unresolved @var once more (its count of
+	 * similar messages suppressed shows it) */
+	if (e->kind == E_ATVAR)
+		target_error(tc, e);
 	if (t != T_UNKNOWN) {
 		e->type = t;
 		return;

@@ -1,5 +1,6 @@
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,4 +243,40 @@ int debug_enable(const char *list)
 	}
 	free(copy);
 	return rc;
+}
+
+/* SystemTap's Levenshtein score: an insertion, a deletion or a
+ * substitution costs 2, a substitution of a letter by itself in the other
+ * case 1; the leading characters of one string, before any of the other's,
+ * cost 1 each (its table's borders). Its lists of suggestions are ordered
+ * by this score. */
+int stap_edit_distance(const char *a, const char *b)
+{
+	int la = strlen(a), lb = strlen(b);
+	int *row = xcalloc(lb + 1, sizeof *row);
+	for (int j = 0; j <= lb; j++)
+		row[j] = j;
+	for (int i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = i;
+		for (int j = 1; j <= lb; j++) {
+			int up = row[j], best;
+			if (a[i - 1] == b[j - 1])
+				best = diag;
+			else {
+				int same = tolower((unsigned char)a[i - 1]) ==
+				    tolower((unsigned char)b[j - 1]);
+				best = diag + (same ? 1 : 2);
+				if (up + 2 < best)
+					best = up + 2;
+				if (row[j - 1] + 2 < best)
+					best = row[j - 1] + 2;
+			}
+			row[j] = best;
+			diag = up;
+		}
+	}
+	int d = row[lb];
+	free(row);
+	return d;
 }

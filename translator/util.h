@@ -44,6 +44,9 @@ void sb_vprintf(struct strbuf *b, const char *fmt, va_list ap);
 const char *sb_str(struct strbuf *b); /* never NULL */
 char *sb_take(struct strbuf *b);      /* caller owns result; b is reset */
 
+/* SystemTap's Levenshtein score (util.c), by which it orders suggestions. */
+int stap_edit_distance(const char *a, const char *b);
+
 /* Read a whole file; NULL with errno set on failure. */
 char *read_file(const char *path, size_t *len);
 

@@ -477,9 +477,14 @@ static void test_specs(void)
 		{"f@a.c:5,7-9", 1, "f", "a.c", 5, 9, 0},
 		{"f@a.c+3", 1, "f", "a.c", 3, 0, 0},
 		{"f@a.c:4,x", 0, NULL, NULL, 0, 0, 0},
-		{"f@a.c:4,", 0, NULL, NULL, 0, 0, 0},
+		/* empty items skipped, as SystemTap 4.8 does (stap-oracle -l) */
+		{"f@a.c:4,", 1, "f", "a.c", 4, 4, 0},
+		{"f@a.c:,4", 1, "f", "a.c", 4, 4, 0},
+		{"f@a.c+1,30", 1, "f", "a.c", 1, 30, 0},
+		{"f@a+b.c", 0, NULL, NULL, 0, 0, 0},
 		{"", 0, NULL, NULL, 0, 0, 0},
-		{"f@a.c:-1", 0, NULL, NULL, 0, 0, 0},
+		{"f@a.c:-1", 1, "f", "a.c", 1, 1, 0},
+		{"f@a.c:-", 0, NULL, NULL, 0, 0, 0},
 		{"f@a.c:99999999999", 0, NULL, NULL, 0, 0, 0},
 		{"f@a.c:3x", 0, NULL, NULL, 0, 0, 0},
 	};
