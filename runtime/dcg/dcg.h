@@ -65,6 +65,9 @@ void _stp_dcg_limit(int what, int64_t n, const char *pattern);
 /* Hooks of the run: print pending records (before a handler runs); a
  * thread is gone; end of run (prints, reports at verbose >= 1). */
 void _stp_dcg_flush_all(void);
+/* From the event loop: reads running translated threads' rings now and
+ * then (poll.c); returns when to be called again (INT64_MAX: not needed). */
+int64_t _stp_dcg_poll(int64_t now);
 void _stp_dcg_thread_gone(pid_t tid);
 /* A new thread, stopped before it runs (it may have been created by a
  * thread running elsewhere than in its own code: made native). */

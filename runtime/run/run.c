@@ -204,6 +204,9 @@ static void event_loop(struct run *r)
 		wake = _stp_timers_run(now);
 		if (_stp_session_state != STP_SESSION_RUNNING || _stp_exit_requested)
 			break;
+		int64_t dcg_due = _stp_dcg_poll(_stp_gettime_ns(CLOCK_MONOTONIC));
+		if (dcg_due < wake)
+			wake = dcg_due;
 		if (_stp_sw_due() < wake)
 			wake = _stp_sw_due();
 		if (r->deadline && r->deadline < wake)

@@ -1,0 +1,38 @@
+/* While a thread runs translated (a "late" mechanism: records, no stops),
+ * staprun reads its ring now and then from its event loop. The consumer's
+ * work then overlaps the thread's (on another CPU) instead of starting
+ * only at the full ring's doorbell, while the thread waits in the stop.
+ * STAP_DCG_POLL_US sets the period (0: never; default 50: measured on
+ * bench-dcg, 10^6 calls, idle machine, median of 6 runs per setting: 75 ns
+ * per call without, 64 at 200 us, 58 at 50 us). */
+#include "dcg_internal.h"
+#include "dcg.h"
+#include "mech.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static int64_t period_ns = -1, due;
+
+int64_t _stp_dcg_poll(int64_t now)
+{
+	int any = 0;
+
+	if (period_ns < 0) {
+		const char *e = getenv("STAP_DCG_POLL_US");
+		period_ns = e && *e ? strtoll(e, NULL, 10) * 1000 : 50000;
+		if (period_ns < 0)
+			period_ns = 0;
+	}
+	if (!period_ns)
+		return INT64_MAX;
+	for (size_t i = 0; i < dcg_nthreads && !any; i++)
+		any = dcg_threads[i]->on && dcg_threads[i]->mech->late;
+	if (!any)
+		return INT64_MAX;
+	if (now >= due) {
+		_stp_dcg_flush_all();
+		due = now + period_ns;
+	}
+	return due;
+}
