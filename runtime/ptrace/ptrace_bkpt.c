@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <unistd.h>
 
 static unsigned bk_hash(uint64_t addr)
 {
@@ -766,6 +767,33 @@ void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 }
 
 /* Remove every int3 of an address space (all its threads stopped). */
+/* At an exec: int3s written through mm's /proc/PID/mem while the exec was
+ * still in flight (attached between its switch to the new image and its
+ * PTRACE_EVENT_EXEC stop, as a system-wide run's connector event can) are
+ * in the new image, which that file then reaches; an old image's file
+ * reads nothing once the exec is done. Their bytes go back before the new
+ * image's probes are placed, or they would be taken for another's int3s
+ * and stay. A shared mm (vfork) is its parent's: left alone. */
+void _stp_pt_mm_exec_undo(struct pt_mm *mm)
+{
+	if (!mm || mm->refs != 1 || mm->memfd < 0)
+		return;
+	for (int b = 0; b < PT_BK_BUCKETS; b++)
+		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
+			uint8_t now;
+
+			if (!bk->live || pread(mm->memfd, &now, 1, (off_t)bk->addr) != 1 ||
+			    now != 0xcc)
+				continue;
+			if (pwrite(mm->memfd, &bk->orig, 1, (off_t)bk->addr) == 1)
+				_stp_dbg(STP_DBG_BKPT, 1,
+					 "%#llx in %d: int3 placed in the image an exec "
+					 "was making, restored",
+					 (unsigned long long)bk->addr, (int)mm->pid);
+			bk->live = 0;
+		}
+}
+
 int _stp_pt_mm_remove_all(struct pt_mm *mm)
 {
 	for (int b = 0; b < PT_BK_BUCKETS; b++)

@@ -232,6 +232,9 @@ struct _stp_pt_bkpt *_stp_pt_bk_find(struct pt_mm *mm, uint64_t addr);
 int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk);
 void _stp_pt_ool_finish(struct _stp_pt_thread *t);
 int _stp_pt_mm_remove_all(struct pt_mm *mm);
+/* At an exec, before the mm is dropped: int3s placed in the new image
+ * (an attach while the exec was in flight) taken out again. */
+void _stp_pt_mm_exec_undo(struct pt_mm *mm);
 void _stp_pt_frames_clear(struct _stp_pt_thread *t);
 int _stp_pt_frames_copy(struct _stp_pt_thread *to, const struct _stp_pt_thread *from);
 int _stp_pt_leave_scratch(struct _stp_pt_thread *t);

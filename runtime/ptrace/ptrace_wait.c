@@ -257,6 +257,7 @@ void _stp_pt_ev_exec(struct _stp_pt_thread *t)
 	t->step_mode = _STP_PT_STEP_NONE;
 	t->sigstep_fn = NULL;
 	t->sigstep_sig = 0;
+	_stp_pt_mm_exec_undo(p->mm);
 	_stp_pt_mm_put(p->mm);
 	p->mm = NULL;
 	p->libs_fn = NULL;
