@@ -12,7 +12,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-static int64_t period_ns = -1, due;
+/* A read that finds no new event doubles the wait, up to MAX_WAIT_NS (a
+ * thread on but blocked, sleeping or in a long system call costs staprun
+ * little); one that finds some goes back to the period. */
+#define MAX_WAIT_NS 10000000
+static int64_t period_ns = -1, wait_ns, due;
 
 int64_t _stp_dcg_poll(int64_t now)
 {
@@ -31,8 +35,14 @@ int64_t _stp_dcg_poll(int64_t now)
 	if (!any)
 		return INT64_MAX;
 	if (now >= due) {
+		uint64_t seen = dcg_n_calls + dcg_n_rets;
+
 		_stp_dcg_flush_all();
-		due = now + period_ns;
+		if (dcg_n_calls + dcg_n_rets != seen || wait_ns < period_ns)
+			wait_ns = period_ns;
+		else if (wait_ns < MAX_WAIT_NS)
+			wait_ns *= 2;
+		due = now + wait_ns;
 	}
 	return due;
 }
