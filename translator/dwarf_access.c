@@ -505,6 +505,22 @@ static int search_types(Dwarf_Die *parent, const char *name, int tag, Dwarf_Die 
 	return 0;
 }
 
+/* The first definition of NAME (TAG, or any type kind: 0) in DW's CUs. */
+static int types_in_cus(Dwarf *dw, const char *name, int tag, Dwarf_Die *out)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && search_types(&cu, name, tag, out, 0))
+			return 1;
+		off = next;
+	}
+	return 0;
+}
+
 int dwv_find_type(struct dwq_mod *m, const char *type_name, Dwarf_Die *out, char *err,
 		  size_t errlen)
 {
@@ -517,8 +533,6 @@ int dwv_find_type(struct dwq_mod *m, const char *type_name, Dwarf_Die *out, char
 		   {"enum ", DW_TAG_enumeration_type}};
 	Dwarf *dw = dwq_dwarf(m);
 	const char *name = type_name;
-	Dwarf_Off off = 0, next;
-	size_t hsize;
 	int tag = 0;
 
 	for (size_t i = 0; i < sizeof kws / sizeof kws[0]; i++)
@@ -526,13 +540,8 @@ int dwv_find_type(struct dwq_mod *m, const char *type_name, Dwarf_Die *out, char
 			tag = kws[i].tag;
 			name = type_name + strlen(kws[i].kw);
 		}
-	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && search_types(&cu, name, tag, out, 0))
-			return 0;
-		off = next;
-	}
+	if (dw && types_in_cus(dw, name, tag, out))
+		return 0;
 	dwq_seterr(err, errlen, "type definition '%s' not found in '%s'", type_name, dwq_path(m));
 	return -1;
 }
@@ -553,8 +562,6 @@ int dwv__type_definition(Dwarf_Die *decl, Dwarf_Die *out)
 	Dwarf *dw = dwarf_cu_getdwarf(decl->cu);
 	const char *name = dwv__die_name(decl);
 	int tag = dwarf_tag(decl);
-	Dwarf_Off off = 0, next;
-	size_t hsize;
 	unsigned i;
 
 	if (tag == DW_TAG_class_type)
@@ -572,16 +579,10 @@ int dwv__type_definition(Dwarf_Die *decl, Dwarf_Die *out)
 	memo[i].off = 0;
 	if (!memo[i].name)
 		abort();
-	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) && search_types(&cu, name, tag, out, 0)) {
-			memo[i].off = dwarf_dieoffset(out);
-			return 0;
-		}
-		off = next;
-	}
-	return -1;
+	if (!types_in_cus(dw, name, tag, out))
+		return -1;
+	memo[i].off = dwarf_dieoffset(out);
+	return 0;
 }
 
 void dwv_access_free(struct dwv_access *a)

@@ -420,6 +420,47 @@ static int innermost_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int de
 	return 0;
 }
 
+/* The innermost function (inlined or not) and out-of-line function. */
+static void index_scopes(struct scope_ctx *sc)
+{
+	sc->fn_index = sc->frame_index = -1;
+	for (int i = 0; i < sc->nscopes; i++) {
+		int tag = dwarf_tag(&sc->scopes[i]);
+
+		if (sc->fn_index < 0 &&
+		    (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine))
+			sc->fn_index = i;
+		if (sc->frame_index < 0 && tag == DW_TAG_subprogram)
+			sc->frame_index = i;
+	}
+}
+
+/* dwarf_getscopes follows an inlined instance to its abstract origin's
+ * scopes: at a pc where an inline starts (libc's _int_malloc at its first
+ * byte), the caller is lost. Take the DIEs that physically hold the pc
+ * instead; at the function's own entry its variables are the ones meant
+ * (a function probe's, in SystemTap), so the inlines starting there are
+ * dropped. */
+static void physical_scopes(struct scope_ctx *sc, Dwarf_Addr dpc)
+{
+	Dwarf_Die in, *alt;
+	Dwarf_Addr entry;
+	int n;
+
+	if (!innermost_at(&sc->cu, dpc, &in, 0) || (n = dwarf_getscopes_die(&in, &alt)) <= 0)
+		return;
+	free(sc->scopes);
+	sc->scopes = alt;
+	sc->nscopes = n;
+	index_scopes(sc);
+	if (sc->frame_index > 0 && dwarf_entrypc(&alt[sc->frame_index], &entry) == 0 &&
+	    entry == dpc) {
+		sc->nscopes = n - sc->frame_index;
+		memmove(alt, alt + sc->frame_index, (size_t)sc->nscopes * sizeof *alt);
+		index_scopes(sc);
+	}
+}
+
 static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char *err,
 		      size_t errlen)
 {
@@ -441,58 +482,9 @@ static int get_scopes(struct dwq_mod *m, uint64_t pc, struct scope_ctx *sc, char
 		dwq_seterr(err, errlen, "no scope at pc %#" PRIx64 " in %s", pc, dwq_path(m));
 		return -1;
 	}
-	for (int i = 0; i < sc->nscopes; i++) {
-		int tag = dwarf_tag(&sc->scopes[i]);
-
-		if (sc->fn_index < 0 &&
-		    (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine))
-			sc->fn_index = i;
-		if (sc->frame_index < 0 && tag == DW_TAG_subprogram)
-			sc->frame_index = i;
-	}
-	if (sc->frame_index < 0) {
-		/* dwarf_getscopes follows an inlined instance to its abstract
-		 * origin's scopes: at a pc where an inline starts (libc's
-		 * _int_malloc at its first byte), the caller is lost. Take the
-		 * DIEs that physically hold the pc instead. */
-		Dwarf_Die in;
-
-		if (innermost_at(&sc->cu, dpc, &in, 0)) {
-			Dwarf_Die *alt;
-			int n = dwarf_getscopes_die(&in, &alt);
-
-			if (n > 0) {
-				free(sc->scopes);
-				sc->scopes = alt;
-				sc->nscopes = n;
-				sc->fn_index = -1;
-				for (int i = 0; i < n; i++) {
-					int tag = dwarf_tag(&alt[i]);
-
-					if (sc->fn_index < 0 &&
-					    (tag == DW_TAG_subprogram ||
-					     tag == DW_TAG_inlined_subroutine))
-						sc->fn_index = i;
-					if (sc->frame_index < 0 && tag == DW_TAG_subprogram)
-						sc->frame_index = i;
-				}
-				/* at the function's own entry its variables are
-				 * the ones meant, as a function probe's in
-				 * SystemTap, not an inline starting there */
-				Dwarf_Addr entry;
-
-				if (sc->frame_index > 0 &&
-				    dwarf_entrypc(&alt[sc->frame_index], &entry) == 0 &&
-				    entry == dpc) {
-					/* the inlines starting here are not in scope */
-					memmove(alt, alt + sc->frame_index,
-						(size_t)(n - sc->frame_index) * sizeof *alt);
-					sc->nscopes = n - sc->frame_index;
-					sc->fn_index = sc->frame_index = 0;
-				}
-			}
-		}
-	}
+	index_scopes(sc);
+	if (sc->frame_index < 0)
+		physical_scopes(sc, dpc);
 	if (sc->fn_index < 0 || sc->frame_index < 0) {
 		free(sc->scopes);
 		dwq_seterr(err, errlen, "pc %#" PRIx64 " is in no function of %s", pc, dwq_path(m));
