@@ -215,6 +215,14 @@ int64_t _stp_ctx_tid(struct _stp_context *c);
 uint64_t _stp_ctx_uaddr(struct _stp_context *c);
 /* The load bias of the probe's module in the target, 0 if none. */
 uint64_t _stp_ctx_bias(struct _stp_context *c);
+/* The load bias of the module mapped from PATH in the target process
+ * (@var of another module); 0, or -1 with an error set in c when the
+ * process does not map it (yet). */
+int _stp_ctx_module_bias(struct _stp_context *c, const char *path, uint64_t *bias);
+/* The address of a thread-local variable: OFFSET in the TLS block of the
+ * module mapped from PATH, for the target thread; 0, or -1 with an error
+ * set in c. */
+int _stp_ctx_tls_addr(struct _stp_context *c, const char *path, uint64_t offset, uint64_t *addr);
 int _stp_ctx_is_return(struct _stp_context *c);
 /* Has the context a target thread (process probe)? */
 int _stp_ctx_has_target(struct _stp_context *c);

@@ -33,7 +33,7 @@ void dwv__add_op(struct dwv_access *a, enum dwv_op_kind k, int64_t n)
 int dwv__in_memory(const struct dwv_access *a)
 {
 	return a->nops > 0 || a->loc.kind == DWV_LOC_MEM || a->loc.kind == DWV_LOC_ADDR ||
-	    a->loc.kind == DWV_LOC_SCRIPT_ADDR;
+	    a->loc.kind == DWV_LOC_SCRIPT_ADDR || a->loc.kind == DWV_LOC_TLS;
 }
 
 int dwv__member_offset(Dwarf_Die *member, int64_t *off, int *bit_size, int *bit_offset,
@@ -407,6 +407,7 @@ int dwv_global_var(struct dwq_mod *m, const char *name, const char *file, struct
 					continue;
 				if (dwv__locate(m, &cu, 0, &c, &out->loc) < 0 ||
 				    (out->loc.kind != DWV_LOC_ADDR &&
+				     out->loc.kind != DWV_LOC_TLS &&
 				     out->loc.kind != DWV_LOC_CONST))
 					continue;
 				out->name = strdup(nm);

@@ -291,6 +291,17 @@ static int translate_expr(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_O
 
 	if (stack_value)
 		n--;
+	/* __thread: the offset in the module's TLS block, then the thread's
+	 * block of that module */
+	if (n == 2 && !stack_value &&
+	    (e[1].atom == DW_OP_form_tls_address || e[1].atom == DW_OP_GNU_push_tls_address) &&
+	    ((e[0].atom >= DW_OP_const1u && e[0].atom <= DW_OP_consts) ||
+	     e[0].atom == DW_OP_constu)) {
+		memset(out, 0, sizeof *out);
+		out->kind = DWV_LOC_TLS;
+		out->offset = (int64_t)e[0].number;
+		return 0;
+	}
 	if (n != 1)
 		return -1;
 	op = e[0].atom;

@@ -22,6 +22,7 @@ enum dwv_loc_kind {
 	DWV_LOC_CONST,	     /* the value is offset (DW_OP_stack_value, implicit) */
 	DWV_LOC_VALUE,	     /* the value is reg + offset (breg ... stack_value) */
 	DWV_LOC_SCRIPT_ADDR, /* @cast: in memory at the address the script gives */
+	DWV_LOC_TLS,	     /* thread-local: at offset in the module's TLS block */
 };
 
 struct dwv_loc {
@@ -133,6 +134,9 @@ struct dwv_access {
 	struct dwv_type type;	  /* of the final value */
 	int bit_size, bit_offset; /* bit-fields (bit_size 0: not one) */
 	char *type_name;
+	const char *module; /* set by the caller: DWV_LOC_ADDR is in the module
+			       of this path, not the probe's (NULL: the probe's);
+			       DWV_LOC_TLS: the module of this path (needed) */
 };
 
 /* Build the access for VAR followed by STEPS. Errors in SystemTap's words:

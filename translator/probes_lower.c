@@ -67,13 +67,31 @@ struct expr *lower_access_expr(const struct token *tok, const struct dwv_access 
 		in_mem = 1;
 		break;
 	case DWV_LOC_ADDR:
-		x = plus(tok, lower_call(tok, "__tvar_bias", 0, NULL), a->loc.offset);
+		if (a->module) {
+			struct expr *path = expr_new(E_STRING, tok);
+			path->str = a->module;
+			x = lower_call(tok, "__tvar_mod_bias", 1, &path);
+		} else {
+			x = lower_call(tok, "__tvar_bias", 0, NULL);
+		}
+		x = plus(tok, x, a->loc.offset);
 		in_mem = 1;
 		break;
 	case DWV_LOC_SCRIPT_ADDR:
 		x = plus(tok, script_addr, a->loc.offset);
 		in_mem = 1;
 		break;
+	case DWV_LOC_TLS: {
+		struct expr *args[2] = {expr_new(E_STRING, tok), lower_num(tok, a->loc.offset)};
+		if (!a->module) {
+			snprintf(msg, len, "internal error: thread-local variable of no module");
+			return NULL;
+		}
+		args[0]->str = a->module;
+		x = lower_call(tok, "__tvar_tls", 2, args);
+		in_mem = 1;
+		break;
+	}
 	case DWV_LOC_VALUE:
 		x = lower_call(tok, "__tvar_regval", 1,
 			       (struct expr *[]){lower_num(tok, a->loc.reg)});

@@ -90,6 +90,7 @@ static void whole_struct_msg(const struct dwv_access *a, char *msg, size_t len)
 struct target_ref {
 	struct dwv_var var;
 	int have_var;
+	struct dwq_mod *mod; /* the variable's module (@var: maybe not the probe's) */
 	Dwarf_Die cast_type; /* @cast */
 	int is_cast;
 	struct dwv_step *steps;
@@ -152,6 +153,7 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 	int rc;
 	memset(r, 0, sizeof *r);
 	r->err_tok = e->tok;
+	r->mod = pt->mod;
 	clear_extra(L);
 	if (!pt->func_die && e->kind == E_TARGET) {
 		snprintf(msg, len, "no debug info for '%s'", pt->func);
@@ -183,17 +185,16 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 			*at++ = '\0';
 		m = atvar_module(pt, e, name, msg, len);
 		rc = m ? atvar_lookup(L, m, name, at, &r->var, msg, len) : -1;
-		if (rc == 0 && m != pt->mod) {
-			/* its load address is not known where the probe runs */
+		if (rc == 0 && !pt->mod) {
+			/* no process to find its module in */
 			dwv_var_free(&r->var);
 			snprintf(msg, len,
-				 pt->mod ? "@var(\"%s\", \"%s\"): a variable of another module "
-					   "than the probe's is not supported"
-					 : "@var(\"%s\", \"%s\"): a variable of a process, read "
-					   "only in a probe of that process",
+				 "@var(\"%s\", \"%s\"): a variable of a process, read "
+				 "only in a probe of that process",
 				 e->str, dwq_path(m));
 			rc = -1;
 		}
+		r->mod = m;
 		free(name);
 		if (rc < 0)
 			return -1;
@@ -236,12 +237,28 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 	return 0;
 }
 
+/* The module an access's location is in, where the lowering needs it:
+ * another module than the probe's (its load bias is looked up at run
+ * time), and any module of a thread-local variable. */
+static void set_module(struct dwv_access *a, struct lower *L, struct dwq_mod *m)
+{
+	if (a->loc.kind == DWV_LOC_TLS)
+		a->module = dwq_path(m);
+	else if (m != L->pt->mod)
+		a->module = dwq_path(m);
+}
+
 static int ref_access(struct lower *L, struct expr *e, struct target_ref *r, int nsteps,
 		      struct dwv_access *a, char *msg, size_t len)
 {
+	int rc;
+
 	if (r->is_cast)
 		return dwv_cast_access(L->pt->mod, &r->cast_type, r->steps, nsteps, a, msg, len);
-	return dwv_access(L->pt->mod, &r->var, r->steps, nsteps, a, msg, len);
+	rc = dwv_access(r->mod, &r->var, r->steps, nsteps, a, msg, len);
+	if (rc == 0)
+		set_module(a, L, r->mod);
+	return rc;
 	(void)e;
 }
 
@@ -339,9 +356,10 @@ static struct expr *pretty_expr(struct lower *L, struct expr *e, struct target_r
 		snprintf(msg, len, "this form of pretty-printing is not supported yet");
 		return NULL;
 	}
-	if (dwv_pretty_var(L->pt->mod, &r->var, r->steps, r->nsteps, e->pretty == 2, &pr, msg,
-			   len) < 0)
+	if (dwv_pretty_var(r->mod, &r->var, r->steps, r->nsteps, e->pretty == 2, &pr, msg, len) < 0)
 		return NULL;
+	for (int i = 0; i < pr.nargs; i++)
+		set_module(&pr.args[i].acc, L, r->mod);
 	return pretty_print_expr(e->tok, &pr, L->en, msg, len);
 }
 
@@ -419,6 +437,8 @@ static int lower_scope(struct lower *L, struct expr *e, struct entries *en, char
 	if (dwv_pretty_scope(pt->mod, en ? pt->entry_pc : pt->pc, which, e->pretty, &pr, msg, len) <
 	    0)
 		return -1;
+	for (int i = 0; i < pr.nargs; i++)
+		set_module(&pr.args[i].acc, L, pt->mod);
 	struct expr *x = pretty_print_expr(e->tok, &pr, en, msg, len);
 	if (!x)
 		return -1;

@@ -737,6 +737,8 @@ void _stp_proc_finish(int verbose)
 	syswide_libraries_free();
 	_stp_dcg_finish(verbose);
 	_stp_sym_cache_free();
+	_stp_ctx_modules_free();
+	_stp_ctx_tls_free();
 	if (root_gone)
 		_stp_target_report_exit(root_status, verbose_exit);
 	EACH_KIND(stop);

@@ -60,6 +60,10 @@ void _stp_entry_set_module(const struct _stp_module *m);
 /* After a .return probe's handler: forget the frames of tid that have
  * returned (stack pointer below sp) for that probe (context_target.c). */
 void _stp_entry_done(pid_t tid, const struct _stp_probe *p, uint64_t sp);
+/* The end of the run: the module biases kept (context_modules.c) go. */
+void _stp_ctx_modules_free(void);
+/* ... and what was read of the modules' files for TLS (context_tls.c). */
+void _stp_ctx_tls_free(void);
 /* Forget the user backtrace unwound for the previous handler run: every
  * run is a new stop, even at the same pc, sp and bp (context_user.c). */
 void _stp_ctx_ubt_forget(void);
