@@ -286,6 +286,12 @@ int pass2_elaborate(struct session *s)
 		elab_resolve(&c);
 	} while (before != c.user_probes.n + s->functions.n + s->globals.n ||
 		 c.probes_derived < c.user_probes.n);
+	if (c.probewrite) {
+		/* as 4.8's uncaught exception: its text, no "Pass 2: failed" */
+		fputs("unexpected @probewrite\n", stderr);
+		s->pass_aborted = 1;
+		return 1;
+	}
 	/* As SystemTap, failed target expressions stay in the program until
 	 * types are checked, which reports them again (types.c). */
 	if (c.errors > c.tvar_errors)

@@ -91,6 +91,7 @@ struct elab {
 	/* the 'probe' keyword of the probe whose point is being resolved
 	 * (SystemTap reports a malformed specification there) */
 	const struct token *probe_kw;
+	int probewrite; /* an @probewrite was met: pass 2 stops after resolving */
 };
 
 /* Report a semantic error (counted). Macros, so that diag.c sees each

@@ -167,6 +167,13 @@ static void resolve_call(struct rctx *rc, struct expr *e)
 			   "implementation traces user space only");
 		return;
 	}
+	if (!strcmp(e->str, "@probewrite")) {
+		/* SystemTap 4.8 has no use for it outside its own rewriting:
+		 * the error, then its exception's text ends pass 2 */
+		elab_error(c, e->tok, "unexpected @probewrite");
+		c->probewrite = 1;
+		return;
+	}
 	if (!strcmp(e->str, "@uderef") || !strcmp(e->str, "@uregister") ||
 	    !strcmp(e->str, "@kderef") || !strcmp(e->str, "@kregister")) {
 		/* @uderef, @uregister, @kderef, @kregister (parser_value.c):

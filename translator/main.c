@@ -118,8 +118,10 @@ static void set_cleanup_signals(void)
 /* Passes print their own diagnostics; the driver adds the summary line. */
 static int listing_mode; /* -l/-L: SystemTap prints no "Pass N: failed" */
 
-static void pass_failed(int n, const char *what)
+static void pass_failed(int n, const char *what, const struct session *s)
 {
+	if (s->pass_aborted)
+		return;
 	if (listing_mode) {
 		diag_print_suppressed();
 		return;
@@ -140,7 +142,7 @@ static int run_pass1(struct session *s)
 		print_usage_since(&c);
 	}
 	if (rc)
-		pass_failed(1, "parse");
+		pass_failed(1, "parse", s);
 	return rc;
 }
 
@@ -157,7 +159,7 @@ static int run_pass2(struct session *s)
 		print_usage_since(&c);
 	}
 	if (rc)
-		pass_failed(2, "analysis");
+		pass_failed(2, "analysis", s);
 	return rc;
 }
 
@@ -171,7 +173,7 @@ static int run_pass3(struct session *s)
 		print_usage_since(&c);
 	}
 	if (rc)
-		pass_failed(3, "translation");
+		pass_failed(3, "translation", s);
 	return rc;
 }
 
@@ -181,7 +183,7 @@ static int run_pass4(struct session *s)
 	clock_start(&c);
 	int rc = pass4_compile(s);
 	if (rc) {
-		pass_failed(4, "compilation");
+		pass_failed(4, "compilation", s);
 		return rc;
 	}
 	if (s->verbose >= 1) {
@@ -200,7 +202,7 @@ static int run_pass5(struct session *s)
 	clock_start(&c);
 	int rc = pass5_run(s);
 	if (rc) {
-		pass_failed(5, "run");
+		pass_failed(5, "run", s);
 		return rc;
 	}
 	if (s->verbose >= 1) {

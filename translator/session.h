@@ -156,6 +156,8 @@ struct session {
 	struct vec functions; /* struct functiondecl *: used functions */
 	struct vec embeds;    /* struct embedded_block *: top-level %{ %} */
 	int num_errors;	      /* semantic errors reported */
+	int pass_aborted;     /* a pass stopped as SystemTap's exceptions stop
+				 it: no "Pass N: failed" line */
 	/* the dynamic call graph's handlers (elaborate_dcg_needs.c): the
 	 * events' registers they use (1 args, 2 retval), and what needs the
 	 * thread stopped at the event (NULL: nothing) */
