@@ -223,9 +223,8 @@ int _stp_ctx_tls_addr(struct _stp_context *c, const char *path, uint64_t offset,
 		_stp_error(c, "module %s is not mapped in process %d", path, (int)tc->pid);
 		return -1;
 	}
-	if (read8(c, dtv - DTV_SLOT, &len) < 0 ||
-	    (uint64_t)id > len || read8(c, dtv + DTV_SLOT * (uint64_t)id, &block) < 0 ||
-	    block == DTV_UNALLOCATED) {
+	if (read8(c, dtv - DTV_SLOT, &len) < 0 || (uint64_t)id > len ||
+	    read8(c, dtv + DTV_SLOT * (uint64_t)id, &block) < 0 || block == DTV_UNALLOCATED) {
 		_stp_error(c, "thread-local storage of %s is not allocated in thread %d", path,
 			   (int)tc->tid);
 		return -1;
