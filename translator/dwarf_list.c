@@ -71,7 +71,8 @@ static void put_vars(FILE *f, struct dwq_mod *m, uint64_t pc)
 		return;
 	dwv_vars_drop_dups(&vars); /* as SystemTap's -L: a shadowed name is not listed */
 	for (size_t i = 0; i < vars.n; i++)
-		fprintf(f, " $%s:%s", vars.v[i].name, vars.v[i].type_name);
+		if (dwv_has_location(m, &vars.v[i].die, pc))
+			fprintf(f, " $%s:%s", vars.v[i].name, vars.v[i].type_name);
 	dwv_vars_free(&vars);
 }
 

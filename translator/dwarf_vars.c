@@ -670,6 +670,18 @@ int dwv__alternatives(Dwarf_Die *scope, const char *name, char *out, size_t len)
 	return shown;
 }
 
+int dwv_has_location(struct dwq_mod *m, Dwarf_Die *var, uint64_t pc)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *expr;
+	size_t len;
+
+	if (dwarf_attr_integrate(var, DW_AT_const_value, &a))
+		return 1;
+	return dwarf_attr_integrate(var, DW_AT_location, &a) &&
+	    dwarf_getlocation_addr(&a, dwq_vaddr_to_dwarf(m, pc), &expr, &len, 1) == 1;
+}
+
 /* Is VAR's location at PC an entry value (the register as it was when the
  * function was entered)? Optimised code has these once the register is
  * reused; SystemTap 4.8 fails on them ("unhandled DW_OP operation"). */

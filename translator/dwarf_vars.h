@@ -84,6 +84,10 @@ int dwv_scope_vars(struct dwq_mod *m, uint64_t pc, enum dwv_which which, struct 
 /* The DIE of the out-of-line function whose code holds PC, and its name
  * (NAME may be NULL); 0 when the DWARF has none there. */
 Dwarf_Off dwv_func_at(struct dwq_mod *m, uint64_t pc, const char **name);
+/* Has VAR a location at PC as SystemTap 4.8's -L asks: a constant value,
+ * or a location expression for PC (an entry value too, although it is
+ * not read)? A variable optimised away or not yet live there has none. */
+int dwv_has_location(struct dwq_mod *m, Dwarf_Die *var, uint64_t pc);
 /* Drop every variable whose name occurs more than once (-L lists none of
  * them, as SystemTap's). */
 void dwv_vars_drop_dups(struct dwv_vars *vs);
