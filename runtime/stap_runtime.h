@@ -251,6 +251,10 @@ void _stp_ctx_usym(struct _stp_context *c, int what, uint64_t addr, char *dst, s
  * before tracing did). */
 void _stp_ctx_entry_save(struct _stp_context *c, int64_t slot, int64_t value);
 int64_t _stp_ctx_entry_get(struct _stp_context *c, int64_t slot);
+/* The same for a probe inside the function (DW_OP_entry_value): the
+ * values saved at the entry of the call whose CFA is cfa; 0, or -1 with
+ * an error set when that call was not seen entering. */
+int _stp_ctx_entry_frame(struct _stp_context *c, int64_t slot, uint64_t cfa, int64_t *value);
 
 /* ---- time ---- */
 int64_t _stp_gettime_ns(int clock_id); /* CLOCK_REALTIME, CLOCK_MONOTONIC ... */

@@ -302,7 +302,7 @@ int dwv_access(struct dwq_mod *m, const struct dwv_var *var, const struct dwv_st
 int dwv_cast_access(struct dwq_mod *m, Dwarf_Die *type, const struct dwv_step *steps, int nsteps,
 		    struct dwv_access *out, char *err, size_t errlen)
 {
-	struct dwv_loc loc = {DWV_LOC_SCRIPT_ADDR, -1, 0};
+	struct dwv_loc loc = {DWV_LOC_SCRIPT_ADDR, -1, 0, 0, 0};
 
 	(void)m;
 	memset(out, 0, sizeof *out);

@@ -416,8 +416,7 @@ int dwq_statements_nearest(struct dwq_mod *m, const char *spec, int nearest, str
 		return -1;
 	no_line = !s.nranges && !s.line_any && !s.relative;
 	if (!dwq_has_dwarf(m)) {
-		dwq_seterr(err, errlen, "no debuginfo for %s: cannot resolve '%s'", dwq_path(m),
-			   spec);
+		dwq_seterr(err, errlen, "no match");
 		dwq_spec_free(&s);
 		return -1;
 	}

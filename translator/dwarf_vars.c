@@ -360,6 +360,25 @@ static int translate_expr(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_O
 	return -1; /* pieces, entry values, implicit values, arithmetic */
 }
 
+/* DW_OP_entry_value(DW_OP_regN) DW_OP_stack_value: what the register held
+ * when the function was entered; the call's frame is found by its CFA. */
+static int entry_value_reg(struct dwq_mod *m, uint64_t pc, Dwarf_Attribute *loc, Dwarf_Op *op,
+			   struct dwv_loc *out)
+{
+	Dwarf_Attribute block;
+	Dwarf_Op *inner;
+	size_t n;
+
+	memset(out, 0, sizeof *out);
+	if (dwarf_getlocation_attr(loc, op, &block) != 0 ||
+	    dwarf_getlocation(&block, &inner, &n) != 0 || n != 1 || inner[0].atom < DW_OP_reg0 ||
+	    inner[0].atom > DW_OP_reg15 || cfa_rule(m, pc, &out->cfa_reg, &out->cfa_off) < 0)
+		return -1;
+	out->kind = DWV_LOC_ENTRY;
+	out->reg = (int)(inner[0].atom - DW_OP_reg0);
+	return 0;
+}
+
 int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var, struct dwv_loc *out)
 {
 	Dwarf_Attribute a;
@@ -371,6 +390,9 @@ int dwv__locate(struct dwq_mod *m, Dwarf_Die *fn, uint64_t pc, Dwarf_Die *var, s
 		if (dwarf_getlocation_addr(&a, dwq_vaddr_to_dwarf(m, pc), &expr, &len, 1) != 1 ||
 		    len == 0)
 			return -1;
+		if (len == 2 && expr[1].atom == DW_OP_stack_value &&
+		    (expr[0].atom == DW_OP_entry_value || expr[0].atom == DW_OP_GNU_entry_value))
+			return entry_value_reg(m, pc, &a, &expr[0], out);
 		return translate_expr(m, fn, pc, expr, len, out);
 	}
 	if (dwarf_attr_integrate(var, DW_AT_const_value, &a) && dwarf_formsdata(&a, &sv) == 0) {

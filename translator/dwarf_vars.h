@@ -23,12 +23,17 @@ enum dwv_loc_kind {
 	DWV_LOC_VALUE,	     /* the value is reg + offset (breg ... stack_value) */
 	DWV_LOC_SCRIPT_ADDR, /* @cast: in memory at the address the script gives */
 	DWV_LOC_TLS,	     /* thread-local: at offset in the module's TLS block */
+	DWV_LOC_ENTRY,	     /* the value reg had at the function's entry
+				(DW_OP_entry_value): saved by a probe there, found
+				again by the frame's CFA, cfa_reg + cfa_off */
 };
 
 struct dwv_loc {
 	enum dwv_loc_kind kind;
 	int reg; /* DWARF register number (x86-64: 0 rax ... 7 rsp, 16 rip) */
 	int64_t offset;
+	int cfa_reg; /* DWV_LOC_ENTRY */
+	int64_t cfa_off;
 };
 
 /* What a type is, after typedefs and const/volatile are looked through. */

@@ -113,6 +113,7 @@ enum pp_result proc_resolve_function(const struct pp_at *at, struct derived_prob
 	struct dwq_mod *m = proc_open_mod(img, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, proc_msg_tok(c, msg, c1->tok), "%s", msg);
+	proc_debuginfo_warning(c, m);
 	struct dwq_funcs fs;
 	if (dwq_functions(m, c1->arg->str, kind, dwq_prologue_default, exported, &fs, msg,
 			  sizeof msg) < 0)

@@ -111,6 +111,7 @@ enum pp_result proc_resolve_label(const struct pp_at *at, struct derived_probe *
 	w.m = proc_open_mod(img, msg, sizeof msg);
 	if (!w.m)
 		return pp_fail(err, cf->tok, "%s", msg);
+	proc_debuginfo_warning(at->c, w.m);
 	if (dwq_functions(w.m, cf->arg->str, DWQ_CALL, DWQ_PROLOGUE_NEVER, 0, &fs, msg,
 			  sizeof msg) < 0)
 		return pp_fail(err, proc_msg_tok(at->c, msg, cf->tok), "%s", msg);

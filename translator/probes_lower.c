@@ -102,6 +102,17 @@ struct expr *lower_access_expr(const struct token *tok, const struct dwv_access 
 		x = lower_num(tok, a->loc.offset);
 		in_mem = 0;
 		break;
+	case DWV_LOC_ENTRY: {
+		/* the frame by its CFA; probes_process_vars.c adds the probe at
+		 * the function's entry that saves the register */
+		struct expr *cfa = lower_call(tok, "__tvar_regval", 1,
+					      (struct expr *[]){lower_num(tok, a->loc.cfa_reg)});
+		x = lower_call(
+		    tok, "__tvar_entry_reg", 2,
+		    (struct expr *[]){lower_num(tok, a->loc.reg), plus(tok, cfa, a->loc.cfa_off)});
+		in_mem = 0;
+		break;
+	}
 	default:
 		snprintf(msg, len, "target variable location not supported yet");
 		return NULL;

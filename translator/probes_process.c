@@ -43,6 +43,15 @@ struct dwq_mod *proc_open_mod(const char *path, char *err, size_t errlen)
 	return m;
 }
 
+void proc_debuginfo_warning(struct elab *c, const struct dwq_mod *m)
+{
+	if (!dwq_has_dwarf(m) && !c->s->listing)
+		elab_warning(c, NULL,
+			     "cannot find module %s debuginfo: No DWARF information found [man "
+			     "warning::debuginfo]",
+			     dwq_path(m));
+}
+
 const struct vec *proc_opened_modules(void)
 {
 	return &mods;

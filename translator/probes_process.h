@@ -31,6 +31,10 @@ const struct token *proc_msg_tok(const struct elab *c, const char *msg, const st
 /* The module at PATH, opened once for the whole run (target variables
  * need it); NULL with ERR set. */
 struct dwq_mod *proc_open_mod(const char *path, char *err, size_t errlen);
+/* SystemTap's warning for a function or statement probe on a module
+ * without DWARF: "cannot find module PATH debuginfo: No DWARF information
+ * found [man warning::debuginfo]" (none under -l/-L). */
+void proc_debuginfo_warning(struct elab *c, const struct dwq_mod *m);
 /* The page-aligned lowest PT_LOAD vaddr of an ELF file (0 if unknown). */
 uint64_t proc_module_base(const char *path);
 /* A point at PC, entered there, in function FUNC (FUNC_DIE, 0: none). */

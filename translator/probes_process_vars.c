@@ -156,7 +156,10 @@ static int ref_resolve(struct lower *L, struct expr *e, struct target_ref *r, ch
 	r->mod = pt->mod;
 	clear_extra(L);
 	if (!pt->func_die && e->kind == E_TARGET) {
-		snprintf(msg, len, "no debug info for '%s'", pt->func);
+		snprintf(msg, len,
+			 "debuginfo scope not found for module '%s', cannot resolve context "
+			 "variable [man error::dwarf]",
+			 pt->mod ? dwq_path(pt->mod) : "");
 		return -1;
 	}
 	if (e->kind == E_CAST) {
@@ -482,7 +485,8 @@ static struct expr *lower_ref(struct lower *L, struct expr *e, struct expr *writ
 		goto done;
 	}
 	if (write_value && !a.nops &&
-	    (a.loc.kind == DWV_LOC_VALUE || a.loc.kind == DWV_LOC_CONST)) {
+	    (a.loc.kind == DWV_LOC_VALUE || a.loc.kind == DWV_LOC_CONST ||
+	     a.loc.kind == DWV_LOC_ENTRY)) {
 		snprintf(msg, len, "cannot write to a target variable whose value is computed");
 		dwv_access_free(&a);
 		goto done;
@@ -736,6 +740,63 @@ static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct en
 	vec_push(&c->s->probes, dp);
 }
 
+/* The registers (bits) a lowered body reads as they were at its
+ * function's entry: its __tvar_entry_reg(REG, CFA) calls. */
+static int collect_entry_regs(struct expr *e, void *arg)
+{
+	if (e->kind == E_CALL && e->str && !strcmp(e->str, "__tvar_entry_reg") && e->args.n == 2) {
+		const struct expr *r = e->args.v[0];
+		if (r->kind == E_NUMBER && r->num >= 0 && r->num < 16)
+			*(unsigned *)arg |= 1u << r->num;
+	}
+	return 0;
+}
+
+/* The hidden probe at the entry of the function holding DP's address
+ * that saves the registers REGS for DP's entry values (DW_OP_entry_value),
+ * each in the slot of its number; slot 0 begins the call's frame. */
+static void add_entry_value_probe(struct elab *c, struct derived_probe *dp, unsigned regs)
+{
+	struct proc_point *rp = dp->proc, *pt;
+	Dwarf_Off off = dwv_func_at(rp->mod, rp->pc, NULL);
+	Dwarf_Die fn;
+	Dwarf_Addr entry;
+
+	if (!off || !dwarf_offdie(dwq_dwarf(rp->mod), off, &fn) ||
+	    dwarf_entrypc(&fn, &entry) != 0) {
+		elab_error(c, dp->probe->tok,
+			   "cannot find the entry of the function for its DW_OP_entry_value");
+		return;
+	}
+	pt = xcalloc(1, sizeof *pt);
+	*pt = *rp;
+	pt->pc = pt->entry_pc = dwq_dwarf_to_vaddr(rp->mod, entry);
+	pt->is_return = 0;
+	struct probe *p = elab_copy_probe(dp->probe, stmt_new(S_BLOCK, dp->probe->tok));
+	const struct token *tok = dp->probe->tok;
+	regs |= 1;
+	for (int r = 0; r < 16; r++) {
+		if (!(regs & (1u << r)))
+			continue;
+		struct stmt *st = stmt_new(S_EXPR, tok);
+		struct expr *val =
+		    lower_call(tok, "__tvar_regval", 1, (struct expr *[]){lower_num(tok, r)});
+		st->value = lower_call(tok, "__tvar_entry_save", 2,
+				       (struct expr *[]){lower_num(tok, r), val});
+		vec_push(&p->body->stmts, st);
+	}
+	struct derived_probe *h = xcalloc(1, sizeof *h);
+	*h = *dp;
+	h->kind = PK_PROCESS_FUNCTION;
+	h->probe = p;
+	h->addr = pt->pc;
+	h->proc = pt;
+	h->more = NULL;
+	h->entry_of = dp;
+	h->id = c->s->probes.n;
+	vec_push(&c->s->probes, h);
+}
+
 static int defined_only(struct expr *e, void *arg)
 {
 	if (e->kind != E_DEFINED)
@@ -781,6 +842,11 @@ void proc_lower_dwarf(struct elab *c, struct derived_probe *dp)
 			add_entry_probe(c, dp, &en);
 	}
 	walk_stmt(p->body, NULL, lower_expr, &L);
+	unsigned regs = 0;
+	if (!pt->is_return && pt->func_die && !L.errors)
+		walk_stmt(p->body, NULL, collect_entry_regs, &regs);
+	if (regs)
+		add_entry_value_probe(c, dp, regs);
 	free(L.defined.v);
 	clear_extra(&L);
 }

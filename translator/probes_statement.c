@@ -90,6 +90,7 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 	struct dwq_mod *m = proc_open_mod(img, msg, sizeof msg);
 	if (!m)
 		return pp_fail(err, proc_msg_tok(c, msg, cs->tok), "%s", msg);
+	proc_debuginfo_warning(c, m);
 	/* SystemTap's pp() names a library as a process (lib_pn) */
 	proc_pp_prefix(lib ? lib : exe, NULL, pre, sizeof pre);
 	if (cs->arg->kind == E_NUMBER) {
@@ -115,6 +116,8 @@ enum pp_result proc_resolve_statement(const struct pp_at *at, struct derived_pro
 		return PP_OK;
 	}
 	struct dwq_stmts st;
+	if (!dwq_has_dwarf(m)) /* after the debuginfo warning, as 4.8 */
+		return pp_fail(err, NULL, "no match");
 	if (dwq_statements_nearest(m, cs->arg->str, nearest, &st, msg, sizeof msg) < 0)
 		return pp_fail(err, proc_msg_tok(c, msg, cs->tok), "%s", msg);
 	if (st.n == 0) {

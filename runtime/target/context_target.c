@@ -371,6 +371,23 @@ int64_t _stp_ctx_entry_get(struct _stp_context *c, int64_t slot)
 	return m < st->n ? st->f[m].v[slot] : 0;
 }
 
+int _stp_ctx_entry_frame(struct _stp_context *c, int64_t slot, uint64_t cfa, int64_t *value)
+{
+	struct entry_stack *st = entry_stack((pid_t)_stp_ctx_tid(c), c->probe, 0);
+
+	*value = 0;
+	/* at the entry the call has pushed its return address below the CFA */
+	for (size_t i = 0; st && slot >= 0 && slot < ENTRY_SLOTS && i < st->n; i++)
+		if (st->f[i].sp == cfa - 8) {
+			*value = st->f[i].v[slot];
+			return 0;
+		}
+	_stp_error(c,
+		   "the value at the function's entry (DW_OP_entry_value) was not saved for "
+		   "this call: it began before the probes were placed");
+	return -1;
+}
+
 void _stp_entry_done(pid_t tid, const struct _stp_probe *p, uint64_t sp)
 {
 	struct entry_stack *st = entry_stack(tid, p, 0);
