@@ -50,6 +50,17 @@ struct elfinfo {
 static struct elfinfo *infos;
 static size_t ninfos;
 
+/* The module IDs found, per process and file, while the symbol cache's
+ * generation stays the same (a dlopen, dlclose or exec changes it). */
+struct modid {
+	pid_t pid;
+	char *path; /* realpath */
+	uint64_t gen;
+	int64_t id;
+};
+static struct modid *modids;
+static size_t nmodids;
+
 static void read_phdrs(struct elfinfo *e)
 {
 	int fd = open(e->path, O_RDONLY | O_CLOEXEC);
@@ -180,6 +191,35 @@ static int64_t tls_modid(struct _stp_context *c, const char *exe, const char *re
 	return 0;
 }
 
+static int64_t tls_modid_cached(struct _stp_context *c, const char *exe, const char *real)
+{
+	pid_t pid = (pid_t)_stp_ctx_pid(c);
+	struct modid *v;
+	int64_t id;
+	size_t i;
+
+	for (i = 0; i < nmodids; i++)
+		if (modids[i].pid == pid && !strcmp(modids[i].path, real))
+			break;
+	if (i < nmodids && modids[i].gen == _stp_sym_generation())
+		return modids[i].id;
+	id = tls_modid(c, exe, real);
+	if (id < 0)
+		return id;
+	if (i == nmodids) {
+		if (!(v = realloc(modids, (nmodids + 1) * sizeof *v)))
+			return id;
+		modids = v;
+		if (!(modids[i].path = strdup(real)))
+			return id;
+		modids[i].pid = pid;
+		nmodids++;
+	}
+	modids[i].gen = _stp_sym_generation();
+	modids[i].id = id;
+	return id;
+}
+
 int _stp_ctx_tls_addr(struct _stp_context *c, const char *path, uint64_t offset, uint64_t *addr)
 {
 	struct _stp_tctx *tc = c ? (struct _stp_tctx *)c->target : NULL;
@@ -214,7 +254,7 @@ int _stp_ctx_tls_addr(struct _stp_context *c, const char *path, uint64_t offset,
 	/* (copies: the table moves when more files are read) */
 	memsz = e->tls_memsz;
 	snprintf(real, sizeof real, "%s", e->path);
-	if ((id = tls_modid(c, exe, real)) < 0) {
+	if ((id = tls_modid_cached(c, exe, real)) < 0) {
 		_stp_error(c, "cannot read the dynamic linker's list of modules of process %d",
 			   (int)tc->pid);
 		return -1;
@@ -247,4 +287,9 @@ void _stp_ctx_tls_free(void)
 	free(infos);
 	infos = NULL;
 	ninfos = 0;
+	for (size_t i = 0; i < nmodids; i++)
+		free(modids[i].path);
+	free(modids);
+	modids = NULL;
+	nmodids = 0;
 }
