@@ -272,7 +272,8 @@ void _stp_pt_thread_hooks(struct _stp_pt_thread *t, const struct _stp_pt_thread_
  * (-ESRCH: t died). */
 int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6], int64_t *ret);
 /* Single-step stopped thread t by one instruction (a signal arriving
- * meanwhile is kept for delivery when t resumes). 0 or -errno. */
+ * meanwhile is kept for delivery when t resumes; pushfq and popfq are
+ * emulated, see ptrace_mem.c). 0 or -errno. */
 int _stp_pt_step_insn(struct _stp_pt_thread *t);
 /* Stop running thread t (PTRACE_INTERRUPT); its stop goes through the
  * loop like any other (hooks too), and it resumes. 1 if it was running,
