@@ -523,6 +523,7 @@ static void xl_report(char *how, size_t len)
 
 static void xl_finish(void)
 {
+	_stp_xl_leave_all(X);
 	for (size_t i = 0; X && i < nxts; i++)
 		if (xts[i].on)
 			_stp_xl_thread_off(X, xts[i].t);

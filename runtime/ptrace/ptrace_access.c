@@ -32,6 +32,16 @@ int _stp_pt_get_regs(struct _stp_pt_thread *t, struct user_regs_struct *r)
 	return rc;
 }
 
+int _stp_pt_resume_signal(const struct _stp_pt_thread *t)
+{
+	return t->resume_sig;
+}
+
+void _stp_pt_set_resume_signal(struct _stp_pt_thread *t, int sig)
+{
+	t->resume_sig = sig;
+}
+
 int _stp_pt_set_regs(struct _stp_pt_thread *t, const struct user_regs_struct *r)
 {
 	int rc = _stp_pt_fetch_regs(t);

@@ -497,6 +497,11 @@ static int mem_write_cb(void *ctx, uint64_t addr, const void *buf, size_t n)
 	return _stp_pt_write(ctx, addr, buf, n);
 }
 
+struct _stp_x86_mem_ops _stp_pt_x86_mem_ops(struct _stp_pt_thread *t)
+{
+	return (struct _stp_x86_mem_ops){mem_read_cb, mem_write_cb, t};
+}
+
 /* The slot of bk in a scratch page near it, written on first use. */
 static int bk_slot(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 {
@@ -546,7 +551,7 @@ static int bk_slot(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 static int displaced(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 {
 	struct _stp_pt_session *s = t->proc->s;
-	struct _stp_x86_mem_ops ops = {mem_read_cb, mem_write_cb, t};
+	struct _stp_x86_mem_ops ops = _stp_pt_x86_mem_ops(t);
 	int rc;
 
 	/* A push emulated costs a write into the target (a system call);
@@ -565,7 +570,8 @@ static int displaced(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
 	    bk->insn.kind != STP_X86_PUSH && bk->insn.kind != STP_X86_POP &&
 	    bk->insn.kind != STP_X86_MOV_RR && bk->insn.kind != STP_X86_MOV_RI &&
 	    bk->insn.kind != STP_X86_LEA && bk->insn.kind != STP_X86_ADDSUB_RI &&
-	    bk->insn.kind != STP_X86_XOR_SELF) {
+	    bk->insn.kind != STP_X86_XOR_SELF && bk->insn.kind != STP_X86_PUSHF &&
+	    bk->insn.kind != STP_X86_POPF) {
 		/* a branch whose memory access faults: the program gets the
 		 * SIGSEGV it would get untraced, at the branch */
 		t->resume_sig = SIGSEGV;

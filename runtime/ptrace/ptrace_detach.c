@@ -109,13 +109,13 @@ static int drain_for_detach(struct _stp_pt_proc *p)
 	return more;
 }
 
-int _stp_pt_detach(struct _stp_pt_proc *p)
+/* Every thread of p stopped and held, its queued events handled the
+ * detach way; -ESRCH when p went meanwhile (p is freed). */
+static int hold(struct _stp_pt_proc *p)
 {
 	struct _stp_pt_session *s = p->s;
 	int rc;
 
-	if (s->in_handler)
-		return -EBUSY;
 	s->detaching++;
 	p->hold = 1;
 	for (int round = 0; round < 100; round++) {
@@ -125,11 +125,29 @@ int _stp_pt_detach(struct _stp_pt_proc *p)
 		rc = drain_for_detach(p);
 		if (rc == -ESRCH) {
 			s->detaching--;
-			return 0; /* gone meanwhile */
+			return -ESRCH;
 		}
 		if (rc == 0 && !_stp_pt_any_running(p))
 			break;
 	}
+	s->detaching--;
+	return 0;
+}
+
+int _stp_pt_hold_for_detach(struct _stp_pt_proc *p)
+{
+	return p->s->in_handler ? -EBUSY : hold(p);
+}
+
+int _stp_pt_detach(struct _stp_pt_proc *p)
+{
+	struct _stp_pt_session *s = p->s;
+
+	if (s->in_handler)
+		return -EBUSY;
+	if (hold(p) == -ESRCH)
+		return 0; /* gone meanwhile */
+	s->detaching++;
 	_stp_pt_release(p);
 	s->detaching--;
 	return 0;

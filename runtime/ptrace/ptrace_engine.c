@@ -252,6 +252,11 @@ pid_t _stp_pt_proc_pid(const struct _stp_pt_proc *p)
 	return p->pid;
 }
 
+struct _stp_pt_thread *_stp_pt_proc_thread(struct _stp_pt_proc *p)
+{
+	return p->threads;
+}
+
 int _stp_pt_proc_shares_mm(const struct _stp_pt_proc *a, const struct _stp_pt_proc *b)
 {
 	return a && b && a->mm && a->mm == b->mm;

@@ -127,6 +127,16 @@ int _stp_pt_active(const struct _stp_pt_session *s);
  * process, or of all. Call outside handlers (from the loop). */
 int _stp_pt_detach(struct _stp_pt_proc *p);
 int _stp_pt_detach_all(struct _stp_pt_session *s);
+/* The first half of a detach, for a client that must clean the process
+ * first: every thread stopped and held until the detach (its queued
+ * events handled the detach way: no handlers, a breakpoint hit rewound,
+ * other signals kept, an int3 not ours kept as SIGTRAP). 0, -EBUSY in a
+ * handler, -ESRCH when p went meanwhile (p is then freed). */
+int _stp_pt_hold_for_detach(struct _stp_pt_proc *p);
+/* The signal t gets when it resumes (or is detached), 0 for none; set
+ * it (a client dropping a SIGTRAP of its own int3). */
+int _stp_pt_resume_signal(const struct _stp_pt_thread *t);
+void _stp_pt_set_resume_signal(struct _stp_pt_thread *t, int sig);
 
 /* Probes. `entry` runs when a thread reaches addr (NULL: none). `ret`, if
  * not NULL, makes addr a function entry with a return probe: when the
@@ -161,6 +171,8 @@ pid_t _stp_pt_tid(const struct _stp_pt_thread *t);
 pid_t _stp_pt_pid(const struct _stp_pt_thread *t);
 struct _stp_pt_proc *_stp_pt_thread_proc(struct _stp_pt_thread *t);
 pid_t _stp_pt_proc_pid(const struct _stp_pt_proc *p);
+/* One of p's threads (the most recent), NULL when it has none. */
+struct _stp_pt_thread *_stp_pt_proc_thread(struct _stp_pt_proc *p);
 /* Do two traced processes share one address space (vfork, CLONE_VM)? */
 int _stp_pt_proc_shares_mm(const struct _stp_pt_proc *a, const struct _stp_pt_proc *b);
 /* The address of the probe point being handled (the breakpoint address,
@@ -272,7 +284,8 @@ void _stp_pt_thread_hooks(struct _stp_pt_thread *t, const struct _stp_pt_thread_
  * (-ESRCH: t died). */
 int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6], int64_t *ret);
 /* Single-step stopped thread t by one instruction (a signal arriving
- * meanwhile is kept for delivery when t resumes). 0 or -errno. */
+ * meanwhile is kept for delivery when t resumes; pushfq and popfq are
+ * emulated, see ptrace_mem.c). 0 or -errno. */
 int _stp_pt_step_insn(struct _stp_pt_thread *t);
 /* Stop running thread t (PTRACE_INTERRUPT); its stop goes through the
  * loop like any other (hooks too), and it resumes. 1 if it was running,

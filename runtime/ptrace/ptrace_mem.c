@@ -325,6 +325,26 @@ int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6
 	return rc;
 }
 
+/* pushfq and popfq are emulated, not stepped: the kernel takes the trap
+ * flag of a stepped popf for the program's own (x86 enable_single_step)
+ * and keeps it so while the thread is stepped on, into a signal handler
+ * too, whose frame then restores it: after the handler the program would
+ * die of a SIGTRAP. 1 when done. */
+static int emulate_flags_insn(struct _stp_pt_thread *t)
+{
+	struct _stp_x86_insn in;
+	struct _stp_x86_mem_ops ops = _stp_pt_x86_mem_ops(t);
+	uint8_t op;
+
+	if (_stp_pt_read(t, t->regs.rip, &op, 1) < 0 || (op != 0x9c && op != 0x9d) ||
+	    _stp_x86_decode(&op, 1, t->regs.rip, &in) < 0 ||
+	    (in.kind != STP_X86_PUSHF && in.kind != STP_X86_POPF) ||
+	    _stp_x86_emulate(&in, t->regs.rip, &t->regs, &ops) != 1)
+		return 0;
+	t->regs_dirty = 1;
+	return 1;
+}
+
 int _stp_pt_step_insn(struct _stp_pt_thread *t)
 {
 	struct user_regs_struct r;
@@ -332,6 +352,8 @@ int _stp_pt_step_insn(struct _stp_pt_thread *t)
 
 	if ((rc = _stp_pt_fetch_regs(t)) < 0)
 		return rc;
+	if (emulate_flags_insn(t))
+		return 0;
 	if (t->regs_dirty) {
 		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
 			return -errno;

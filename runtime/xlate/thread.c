@@ -618,6 +618,88 @@ static void proc_free(struct _stp_xl_engine *x, struct xl_proc *xp, struct _stp_
 	free(xp);
 }
 
+/* At the end of a run, xt's thread stopped and held for the detach:
+ * wherever it is in our code, it goes on natively from there. A SIGTRAP
+ * kept for it from our int3 (its doorbell, a trap stub: the detach's
+ * drain does not know them) is dropped; the stub's probed instruction
+ * runs natively again (its int3 goes with the detach). */
+static void leave_native(struct xl_thread *xt)
+{
+	struct _stp_pt_thread *t = xt->t;
+	struct user_regs_struct r;
+	int sig = _stp_pt_resume_signal(t), rc, steps = 0;
+
+	if (_stp_pt_get_regs(t, &r) < 0)
+		return;
+	if (!(r.rip >= xt->rg.addr && r.rip < xt->rg.addr + XL_AGENT_MAX) &&
+	    !xl_block_of_cache(xt, r.rip))
+		return; /* native already */
+	int doorbell = r.rip == xt->rg.addr + _stp_xl_agent.doorbell_after;
+	int trap = sig == SIGTRAP;
+	for (; (rc = xl_to_native(xt, &r, trap, NULL)) < 0 && steps < 64; steps++) {
+		if (_stp_pt_step_insn(t) < 0 || _stp_pt_get_regs(t, &r) < 0)
+			return;
+		trap = 0;
+	}
+	if (steps)
+		xl_stepped_in(xt);
+	if (rc <= 0)
+		return;
+	if (rc == 2)
+		r.rip -= 1;
+	if (sig == SIGTRAP && (rc == 2 || doorbell))
+		_stp_pt_set_resume_signal(t, 0);
+	_stp_pt_set_regs(t, &r);
+}
+
+static struct xl_proc *proc_by_pid(struct _stp_xl_engine *x, pid_t pid)
+{
+	for (struct xl_proc *xp = x->procs; xp; xp = xp->next)
+		if (xp->pid == pid)
+			return xp;
+	return NULL;
+}
+
+void _stp_xl_leave_all(struct _stp_xl_engine *x)
+{
+	struct xl_proc *xp;
+	size_t n = 0;
+	pid_t *pids;
+
+	if (!x)
+		return;
+	for (xp = x->procs; xp; xp = xp->next)
+		n++;
+	if (!n || !(pids = calloc(n, sizeof *pids)))
+		return;
+	n = 0;
+	for (xp = x->procs; xp; xp = xp->next)
+		pids[n++] = xp->pid;
+	for (size_t i = 0; i < n; i++) {
+		if (!(xp = proc_by_pid(x, pids[i])))
+			continue;
+		/* its threads' exits may come in meanwhile and free xp */
+		int rc = _stp_pt_hold_for_detach(xp->p);
+		if (!(xp = proc_by_pid(x, pids[i])))
+			continue;
+		if (rc == -ESRCH) {
+			proc_free(x, xp, NULL); /* gone: nothing to clean */
+			continue;
+		}
+		struct _stp_pt_thread *t = rc < 0 ? NULL : _stp_pt_proc_thread(xp->p);
+		if (!t)
+			continue; /* in a handler: left as before (the safety net) */
+		for (struct xl_thread *xt = xp->threads; xt; xt = xt->next)
+			leave_native(xt);
+		xl_debug("process %d left: its threads native, our mappings unmapped",
+			 (int)xp->pid);
+		xl_unprotect(xp, t);
+		_stp_pt_watch_breakpoints(xp->p, NULL, NULL);
+		proc_free(x, xp, t);
+	}
+	free(pids);
+}
+
 void _stp_xl_free(struct _stp_xl_engine *x)
 {
 	if (!x)

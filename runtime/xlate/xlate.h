@@ -65,6 +65,11 @@ struct _stp_xl_engine *_stp_xl_new(struct _stp_pt_session *s, const struct _stp_
 				   void *core, const struct _stp_xl_config *cfg);
 /* Every thread off first (their processes are left as found). */
 void _stp_xl_free(struct _stp_xl_engine *x);
+/* The end of a run: each process with translated threads is stopped and
+ * held for the detach (ptrace), its threads made native where they are,
+ * our mappings unmapped and the program's SIGTRAP action put back, so
+ * that a process that lives on (-x) is left as it was found. */
+void _stp_xl_leave_all(struct _stp_xl_engine *x);
 
 /* Switch t on: from its next resume it runs translated code, from the
  * instruction it is at. The first thread of a process maps the agent and

@@ -2,9 +2,7 @@
  * calls of mid(i), each calling leaf_a() when i % 3 == 0, else leaf_b(),
  * then calls mark(), where a script takes its snapshot. With "sig", a
  * SIGALRM every 100 us interrupts all but the last 100 calls, and the
- * program prints whether any came: not in ring.exp, as under translate
- * (rings drained or not) the program dies of a SIGTRAP in about one run
- * of ten on these machines (an engine bug, reported). */
+ * program prints whether any came (ring_signals.exp). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

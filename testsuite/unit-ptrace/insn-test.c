@@ -164,6 +164,8 @@ static void kinds(void)
 	    {"jle rel32", {0x0f, 0x8e, 0x10, 0, 0, 0}, 6, STP_X86_JCC},
 	    {"ret", {0xc3}, 1, STP_X86_RET},
 	    {"ret $8", {0xc2, 8, 0}, 3, STP_X86_RET},
+	    {"pushfq", {0x9c}, 1, STP_X86_PUSHF},
+	    {"popfq", {0x9d}, 1, STP_X86_POPF},
 	    {"mov %edi,0x10(%rip)", {0x89, 0x3d, 0x10, 0, 0, 0}, 6, STP_X86_OOL},
 	    {"imul %esi,%edi", {0x0f, 0xaf, 0xfe}, 3, STP_X86_OOL},
 	    {"loop rel8", {0xe2, 0xfe}, 2, STP_X86_REJECT},
@@ -198,6 +200,25 @@ static void emulation(void)
 	rc = emu((const uint8_t[]){0x5b}, 1, 0x2000, &r, &in);
 	check("emulate pop %rbx",
 	      rc == 1 && r.rbx == 0x1122334455667788ULL && r.rsp == MEMBASE + 0x800, "wrong");
+
+	/* pushfq stores RF as 0; popfq changes the arithmetic flags, TF,
+	 * DF, AC and ID, never IF or IOPL, and clears RF */
+	r.rsp = MEMBASE + 0x800;
+	r.eflags = 0x10202 | 0x8c1; /* RF IF, CF ZF SF OF */
+	rc = emu((const uint8_t[]){0x9c}, 1, 0x1000, &r, &in);
+	memcpy(&v, mem + 0x7f8, 8);
+	snprintf(d, sizeof d, "rsp %#llx stored %#llx", r.rsp, (unsigned long long)v);
+	check("emulate pushfq",
+	      rc == 1 && r.rsp == MEMBASE + 0x7f8 && v == 0xac3 && r.rip == 0x1001, d);
+	v = 0x1d4 | 0x3000 | 0x40000; /* PF AF ZF SF TF, not IF; IOPL 3; AC */
+	memcpy(mem + 0x7f8, &v, 8);
+	r.eflags = 0x10202 | 0x801; /* RF IF, CF OF */
+	rc = emu((const uint8_t[]){0x9d}, 1, 0x1000, &r, &in);
+	snprintf(d, sizeof d, "rsp %#llx eflags %#llx", r.rsp, r.eflags);
+	check("emulate popfq",
+	      rc == 1 && r.rsp == MEMBASE + 0x800 && r.eflags == (0x202 | 0x1d4 | 0x40000) &&
+		  r.rip == 0x1001,
+	      d);
 
 	r.rdi = 5;
 	rc = emu((const uint8_t[]){0x8d, 0x44, 0x7f, 0x01}, 4, 0x1000, &r, &in);

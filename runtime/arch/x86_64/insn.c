@@ -15,6 +15,11 @@
 #include <Zydis/Zydis.h>
 
 enum { CF = 1 << 0, PF = 1 << 2, AF = 1 << 4, ZF = 1 << 6, SF = 1 << 7, OF = 1 << 11 };
+/* popfq in user mode: CF PF AF ZF SF TF DF OF NT AC ID; IF and IOPL
+ * stay; pushfq stores RF and VM as 0 */
+#define EFLAGS_POPF 0x244dd5u
+#define EFLAGS_RF 0x10000u
+#define EFLAGS_VM 0x20000u
 
 uint64_t *_stp_x86_reg(struct user_regs_struct *r, int n)
 {
@@ -137,6 +142,12 @@ static void classify_emulated(struct _stp_x86_insn *in, const ZydisDecodedInstru
 		if (nv == 1 && is_reg(&ops[0]) && (in->dst = gpr(ops[0].reg.value, &w)) >= 0 &&
 		    w == 8)
 			in->kind = STP_X86_POP;
+		return;
+	case ZYDIS_MNEMONIC_PUSHFQ:
+		in->kind = STP_X86_PUSHF;
+		return;
+	case ZYDIS_MNEMONIC_POPFQ:
+		in->kind = STP_X86_POPF;
 		return;
 	case ZYDIS_MNEMONIC_MOV:
 		if (nv != 2 || !is_reg(&ops[0]) || (in->dst = gpr(ops[0].reg.value, &w)) < 0)
@@ -375,6 +386,18 @@ int _stp_x86_emulate(const struct _stp_x86_insn *in, uint64_t addr, struct user_
 			return -EFAULT;
 		r->rsp += 8;
 		*_stp_x86_reg(r, in->dst) = v;
+		break;
+	case STP_X86_PUSHF:
+		v = r->eflags & ~(uint64_t)(EFLAGS_RF | EFLAGS_VM);
+		if (m->write(m->ctx, r->rsp - 8, &v, 8) < 0)
+			return -EFAULT;
+		r->rsp -= 8;
+		break;
+	case STP_X86_POPF:
+		if (m->read(m->ctx, r->rsp, &v, 8) < 0)
+			return -EFAULT;
+		r->rsp += 8;
+		r->eflags = (r->eflags & ~(uint64_t)(EFLAGS_POPF | EFLAGS_RF)) | (v & EFLAGS_POPF);
 		break;
 	case STP_X86_MOV_RR:
 		set_reg(r, in->dst, *_stp_x86_reg(r, in->src), in->width);

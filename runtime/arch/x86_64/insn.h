@@ -26,6 +26,8 @@ enum _stp_x86_kind {
 	STP_X86_JMP_IND,   /* jmp r64 / jmp [mem] */
 	STP_X86_JCC,	   /* jcc rel */
 	STP_X86_RET,	   /* ret / ret imm16 */
+	STP_X86_PUSHF,	   /* pushfq */
+	STP_X86_POPF,	   /* popfq (what user mode may change) */
 };
 
 /* A memory operand: base/index are register numbers (0-15, -1 none,
