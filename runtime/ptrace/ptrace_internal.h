@@ -231,6 +231,9 @@ int _stp_pt_inject_munmap(struct _stp_pt_thread *t, uint64_t addr);
 struct _stp_pt_bkpt *_stp_pt_bk_find(struct pt_mm *mm, uint64_t addr);
 int _stp_pt_bk_hit(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk);
 void _stp_pt_ool_finish(struct _stp_pt_thread *t);
+/* pushfq/popfq at t's pc done by the tracer, never stepped (the kernel
+ * would take the trap flag for the program's: ptrace_mem.c); 1 if done. */
+int _stp_pt_emulate_flags_insn(struct _stp_pt_thread *t);
 /* The target memory of t for the instruction emulator (arch/x86_64). */
 struct _stp_x86_mem_ops _stp_pt_x86_mem_ops(struct _stp_pt_thread *t);
 int _stp_pt_mm_remove_all(struct pt_mm *mm);

@@ -330,7 +330,7 @@ int _stp_pt_inject_syscall(struct _stp_pt_thread *t, long nr, const uint64_t a[6
  * and keeps it so while the thread is stepped on, into a signal handler
  * too, whose frame then restores it: after the handler the program would
  * die of a SIGTRAP. 1 when done. */
-static int emulate_flags_insn(struct _stp_pt_thread *t)
+int _stp_pt_emulate_flags_insn(struct _stp_pt_thread *t)
 {
 	struct _stp_x86_insn in;
 	struct _stp_x86_mem_ops ops = _stp_pt_x86_mem_ops(t);
@@ -352,7 +352,7 @@ int _stp_pt_step_insn(struct _stp_pt_thread *t)
 
 	if ((rc = _stp_pt_fetch_regs(t)) < 0)
 		return rc;
-	if (emulate_flags_insn(t))
+	if (_stp_pt_emulate_flags_insn(t))
 		return 0;
 	if (t->regs_dirty) {
 		if (ptrace(PTRACE_SETREGS, t->tid, 0, &t->regs) < 0)
