@@ -41,8 +41,9 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 		return;
 	t->sigstep_sig = 0;
 	/* a step over pushfq/popfq is emulated and reported as a step */
-	while (t->step_mode && !t->ool_active && !t->group_stop && !sig && !t->proc->s->in_handler &&
-	       _stp_pt_fetch_regs(t) == 0 && _stp_pt_emulate_flags_insn(t))
+	while (t->step_mode && !t->ool_active && !t->group_stop && !sig &&
+	       !t->proc->s->in_handler && _stp_pt_fetch_regs(t) == 0 &&
+	       _stp_pt_emulate_flags_insn(t))
 		_stp_pt_step_trap(t);
 	if (t->group_stop) {
 		req = PTRACE_LISTEN;
