@@ -603,7 +603,7 @@ int main(int argc, char **argv)
 					.thread_start = cb_thread_start,
 					.thread_exit = cb_thread_exit,
 					.proc_exit = cb_proc_exit };
-	struct _stp_xl_ops ops = { func_of, on_records, on_fallback };
+	struct _stp_xl_ops ops = { func_of, on_records, on_fallback, NULL };
 	struct _stp_pt_proc *p;
 	char why[256];
 	int opt, rc;
