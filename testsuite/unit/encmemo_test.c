@@ -68,8 +68,74 @@ static size_t make_reqs(struct req *v, size_t max)
 	return n;
 }
 
+/* The encoder's own bytes for a branch of the emitter's fixed widths. */
+static int zydis_branch(ZydisMnemonic mn, uint64_t pc, uint64_t target, uint8_t *out, size_t *n)
+{
+	int short_only = mn == MN(JRCXZ) || mn == MN(LOOP);
+	ZydisEncoderRequest rq;
+	ZyanUSize len = ZYDIS_MAX_INSTRUCTION_LENGTH;
+
+	memset(&rq, 0, sizeof rq);
+	rq.machine_mode = ZYDIS_MACHINE_MODE_LONG_64;
+	rq.mnemonic = mn;
+	rq.operand_count = 1;
+	rq.operands[0] = xl_imm((int64_t)target);
+	rq.branch_type = short_only ? ZYDIS_BRANCH_TYPE_SHORT : ZYDIS_BRANCH_TYPE_NEAR;
+	rq.branch_width = short_only ? ZYDIS_BRANCH_WIDTH_8 : ZYDIS_BRANCH_WIDTH_32;
+	if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&rq, out, &len, pc)))
+		return -1;
+	*n = len;
+	return 0;
+}
+
+/* emit.c's branches are memoized by mnemonic and distance: at many pcs
+ * and every distance of a block's own branches (each met again at other
+ * pcs, the memo's slots overwritten by other mnemonics and distances),
+ * and far ones, the bytes are the encoder's, and a distance out of rel8
+ * reach fails as it does. */
+static void branches(void)
+{
+	static const ZydisMnemonic mns[] = {MN(JMP), MN(JZ), MN(JNBE), MN(JRCXZ), MN(LOOP)};
+	static const int64_t far[] = {1 << 20, -(1 << 20), 0x7fff0000, -0x7fff0000};
+	int ok = 1, fails = 1;
+	long n = 0;
+	char why[256] = "";
+
+	for (uint64_t k = 0; k < 6; k++)
+		for (int64_t d = -2100; d < 2100 + 4; d++)
+			for (size_t m = 0; m < sizeof mns / sizeof *mns; m++) {
+				uint64_t pc = 0x7f0000100000ull + 0x1003 * k;
+				int64_t delta = d < 2100 ? d : far[d - 2100] + (int64_t)k;
+				uint64_t to = pc + (uint64_t)delta;
+				uint8_t a[ZYDIS_MAX_INSTRUCTION_LENGTH];
+				uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
+				size_t nb = 0;
+				int rb = zydis_branch(mns[m], pc, to, b, &nb);
+				int ra;
+
+				/* at its own length: xl_emit_branch_to_at's check */
+				memset(a, 0, sizeof a);
+				ra = xl_emit_branch_to_at(a, rb ? 2 : nb, mns[m], pc, to);
+				n++;
+				if (rb && !ra)
+					fails = 0;
+				if (!rb && (ra || memcmp(a, b, nb))) {
+					if (ok)
+						snprintf(why, sizeof why,
+							 "mnemonic %d at %#llx to %#llx",
+							 (int)mns[m], (unsigned long long)pc,
+							 (unsigned long long)to);
+					ok = 0;
+				}
+			}
+	unit_result("branch memo: the encoder's bytes at every pc and distance", ok, why);
+	unit_result("branch memo: out of reach fails as the encoder does", fails, NULL);
+	printf("NOTE: %ld branches compared\n", n);
+}
+
 int main(void)
 {
+	branches();
 	static struct req v[4096];
 	static uint8_t a[1 << 17], b[1 << 17];
 	size_t n = make_reqs(v, sizeof v / sizeof *v);
