@@ -311,6 +311,7 @@ static void do_call(struct tctx *c, const struct xl_insn *in)
 	uint64_t a = in->pc, r = in->pc + in->len;
 	int ind = in->cls == XL_I_CALL_IND;
 
+	c->ends_call = 1;
 	save3(c, a, &start);
 	if (ind) {
 		load_target(c, in);
@@ -820,6 +821,7 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 	b->entry = (uint32_t)ientry.off;
 	b->body = body_off;
 	b->fid = fid;
+	b->ends_call = c->ends_call;
 	b->chunk = ch;
 	b->an = c->e.an;
 	b->nan = c->e.nan;

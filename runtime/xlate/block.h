@@ -59,6 +59,7 @@ struct tctx {
 	int shadow;		 /* the rseq shadow descriptor taken, or -1 */
 	struct cold *entry_copy; /* a section's copy at the block's start */
 	const char *why;
+	int ends_call; /* the block ends in a call */
 	/* from here on not zeroed per block: each entry is set when taken */
 	struct cold cold[MAX_COLD];
 	struct xl_exit ex[MAX_EXITS];
