@@ -59,6 +59,28 @@ static size_t make_reqs(struct req *v, size_t max)
 					       xl_mem(ZYDIS_REGISTER_RIP, NONE, 0,
 						      0x7f0000100000ll + (imms[i] & 0xffff), 8)}};
 		}
+	/* immediates of every class (memoized by class, the value put in
+	 * the copy): each at several operand forms and widths */
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int k = 0; k < 600 && n + 8 <= max; k++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int bits = (int)(x >> 60) % 8; /* 1, 2, 4 or 8 bytes, either sign */
+		uint64_t val = x >> (64 - (8 << (bits % 4)));
+		if (bits >= 4)
+			val = ~val;
+		ZydisEncoderOperand m8 = xl_mem(ZYDIS_REGISTER_RCX, NONE, 0, 8 * (k % 5), 8);
+		ZydisEncoderOperand m4 = xl_mem(ZYDIS_REGISTER_RSP, NONE, 0, 4 * (k % 3), 4);
+		ZydisEncoderOperand m2 = xl_mem(ZYDIS_REGISTER_RDX, NONE, 0, k % 7, 2);
+		ZydisEncoderOperand m1 = xl_mem(ZYDIS_REGISTER_RAX, NONE, 0, 0, 1);
+		v[n++] = (struct req){MN(MOV), 2, {R(RAX), xl_imm((int64_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {R(R9), xl_imm((int64_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {R(ECX), xl_imm((int32_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {R(AL), xl_imm((int8_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m8, xl_imm((int32_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m4, xl_imm((int32_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m2, xl_imm((int16_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m1, xl_imm((int8_t)val)}};
+	}
 	if (n + 4 <= max) {
 		v[n++] = (struct req){MN(JMP), 1, {xl_abs(0x10008000ull, 8)}};
 		v[n++] = (struct req){MN(JMP), 1, {R(RCX)}};
@@ -136,7 +158,7 @@ static void branches(void)
 int main(void)
 {
 	branches();
-	static struct req v[4096];
+	static struct req v[8192];
 	static uint8_t a[1 << 17], b[1 << 17];
 	size_t n = make_reqs(v, sizeof v / sizeof *v);
 	struct xl_emit ea, eb;
