@@ -21,7 +21,10 @@
 #include <sys/user.h>
 #include <unistd.h>
 
-#define SYM_BUCKETS 4096
+/* Buckets at first; doubled when the entries outnumber them (the call
+ * graph asks for every translated block's start: python3.11's start-up
+ * alone makes some 40,000 entries). */
+#define SYM_BITS0 12
 
 struct symentry {
 	struct symentry *next;
@@ -41,7 +44,9 @@ struct _stp_symtab {
 	int stale;	    /* re-report modules before the next lookup */
 	uint64_t maps_hash; /* of /proc/PID/maps at the last report */
 	char *main_path;
-	struct symentry *buckets[SYM_BUCKETS];
+	struct symentry **buckets; /* 1 << bits of them */
+	unsigned bits;
+	size_t n; /* entries */
 };
 
 static char *debuginfo_path;
@@ -53,9 +58,36 @@ static const Dwfl_Callbacks proc_callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static unsigned bucket_of(uint64_t addr)
+static unsigned bucket_of(const struct _stp_symtab *st, uint64_t addr)
 {
-	return (unsigned)((addr * 0x9E3779B97F4A7C15ull) >> 52) % SYM_BUCKETS;
+	return (unsigned)((addr * 0x9E3779B97F4A7C15ull) >> (64 - st->bits));
+}
+
+/* Twice the buckets, the chains' order kept (newest first). */
+static void grow(struct _stp_symtab *st)
+{
+	unsigned nb = 1u << st->bits, bits = st->bits + 1;
+	struct symentry **v = calloc((size_t)1 << bits, sizeof *v);
+	struct symentry **tail[2];
+
+	if (!v)
+		return; /* longer chains, the same answers */
+	st->bits = bits;
+	for (unsigned b = 0; b < nb; b++) {
+		/* an old bucket's entries go to two new ones */
+		unsigned lo = 2 * b;
+		tail[0] = &v[lo];
+		tail[1] = &v[lo + 1];
+		for (struct symentry *e = st->buckets[b], *next; e; e = next) {
+			unsigned to = bucket_of(st, e->info.addr);
+			next = e->next;
+			e->next = NULL;
+			*tail[to - lo] = e;
+			tail[to - lo] = &e->next;
+		}
+	}
+	free(st->buckets);
+	st->buckets = v;
 }
 
 static void entry_free(struct symentry *e)
@@ -181,6 +213,12 @@ struct _stp_symtab *_stp_sym_open(pid_t pid)
 
 	if (!st)
 		return NULL;
+	st->bits = SYM_BITS0;
+	st->buckets = calloc((size_t)1 << st->bits, sizeof *st->buckets);
+	if (!st->buckets) {
+		free(st);
+		return NULL;
+	}
 	st->pid = pid;
 	st->stale = 1;
 	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
@@ -195,7 +233,7 @@ struct _stp_symtab *_stp_sym_open(pid_t pid)
 static void clear_cache(struct _stp_symtab *st, uint64_t start, uint64_t end)
 {
 	_stp_sym_gen++;
-	for (unsigned b = 0; b < SYM_BUCKETS; b++) {
+	for (unsigned b = 0; b < 1u << st->bits; b++) {
 		struct symentry **pp = &st->buckets[b];
 
 		while (*pp) {
@@ -204,6 +242,7 @@ static void clear_cache(struct _stp_symtab *st, uint64_t start, uint64_t end)
 			if (e->info.addr >= start && e->info.addr < end) {
 				*pp = e->next;
 				entry_free(e);
+				st->n--;
 			} else {
 				pp = &e->next;
 			}
@@ -218,6 +257,7 @@ void _stp_sym_close(struct _stp_symtab *st)
 	clear_cache(st, 0, UINT64_MAX);
 	drop_dwfl(st);
 	free(st->main_path);
+	free(st->buckets);
 	free(st);
 }
 
@@ -394,7 +434,7 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 }
 
 static __attribute__((noinline)) const struct _stp_syminfo *lookup_miss(struct _stp_symtab *st,
-									uint64_t addr, unsigned b)
+									uint64_t addr)
 {
 	Dwfl_Module *mod = NULL;
 	struct symentry *e;
@@ -414,6 +454,9 @@ static __attribute__((noinline)) const struct _stp_syminfo *lookup_miss(struct _
 	e->info.addr = addr;
 	if (mod)
 		fill(st, e, mod, addr);
+	if (++st->n > (size_t)1 << st->bits && st->bits < 24)
+		grow(st);
+	unsigned b = bucket_of(st, addr);
 	e->next = st->buckets[b];
 	st->buckets[b] = e;
 	return &e->info;
@@ -422,12 +465,10 @@ static __attribute__((noinline)) const struct _stp_syminfo *lookup_miss(struct _
 /* (the hit is kept a leaf: the call graph asks millions of times) */
 const struct _stp_syminfo *_stp_sym_lookup(struct _stp_symtab *st, uint64_t addr)
 {
-	unsigned b = bucket_of(addr);
-
-	for (struct symentry *e = st->buckets[b]; e; e = e->next)
+	for (struct symentry *e = st->buckets[bucket_of(st, addr)]; e; e = e->next)
 		if (e->info.addr == addr)
 			return &e->info;
-	return lookup_miss(st, addr, b);
+	return lookup_miss(st, addr);
 }
 
 /* ---- formatting ---- */

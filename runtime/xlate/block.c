@@ -10,6 +10,7 @@
 #include "xlate/encmemo.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -310,6 +311,7 @@ static void do_call(struct tctx *c, const struct xl_insn *in)
 	uint64_t a = in->pc, r = in->pc + in->len;
 	int ind = in->cls == XL_I_CALL_IND;
 
+	c->ends_call = 1;
 	save3(c, a, &start);
 	if (ind) {
 		load_target(c, in);
@@ -742,19 +744,27 @@ static int body(struct tctx *c, uint64_t native, uint64_t *end)
 	return c->e.err;
 }
 
+/* The working state and the code buffer, kept from block to block (one
+ * block is translated at a time per staprun thread): allocating and
+ * zeroing 25 KiB per block cost more than some blocks' translation. */
+static __thread struct tctx *tc_keep;
+static __thread uint8_t *buf_keep;
+
 int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t native,
 		       struct xl_block **out, const char **why)
 {
-	struct tctx *c = calloc(1, sizeof *c);
+	struct tctx *c = tc_keep ? tc_keep : (tc_keep = malloc(sizeof *c));
 	struct xl_label ientry = {-1};
-	uint8_t *buf = malloc(XL_BLOCK_MAX);
+	uint8_t *buf = buf_keep ? buf_keep : (buf_keep = malloc(XL_BLOCK_MAX));
 	uint64_t start = (ch->addr + ch->used + 15) & ~15ull, end = native;
 	struct xl_block *b = NULL;
 	int rc = -ENOMEM;
 
 	*why = NULL;
+	*out = NULL;
 	if (!c || !buf)
-		goto out;
+		return -ENOMEM;
+	memset(c, 0, offsetof(struct tctx, cold));
 	c->xt = xt;
 	c->ctl = xl_ctl_addr(xt, 0);
 	c->shadow = -1;
@@ -811,6 +821,7 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 	b->entry = (uint32_t)ientry.off;
 	b->body = body_off;
 	b->fid = fid;
+	b->ends_call = c->ends_call;
 	b->chunk = ch;
 	b->an = c->e.an;
 	b->nan = c->e.nan;
@@ -836,12 +847,9 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 		b->checked = 0; /* no memory: never seen as changed (rare) */
 	rc = 0;
 out:
-	if (c && c->shadow >= 0)
+	if (c->shadow >= 0)
 		xl_rseq_release(xt, c->shadow);
-	if (c)
-		xl_emit_fini(&c->e);
-	free(c);
-	free(buf);
+	xl_emit_fini(&c->e);
 	*out = b;
 	return rc;
 }

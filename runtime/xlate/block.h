@@ -48,20 +48,22 @@ struct tctx {
 	struct xl_thread *xt;
 	struct xl_emit e;
 	uint64_t ctl;
-	struct cold cold[MAX_COLD];
 	int ncold;
-	struct xl_exit ex[MAX_EXITS];
 	int nex;
 	struct xl_label jentry;
 	uint64_t native, native_end;
-	int checked;		      /* code that may change: compared at entry */
-	int32_t body_real;	      /* checked: the body after the check's jump */
-	uint8_t expect[XL_CHECK_MAX]; /* checked: its bytes, as in memory */
-	uint64_t after_trap_pc;	      /* the instruction being translated follows
-				       * the trap stub of a breakpoint there */
-	int shadow;		      /* the rseq shadow descriptor taken, or -1 */
-	struct cold *entry_copy;      /* a section's copy at the block's start */
+	int checked;		 /* code that may change: compared at entry */
+	int32_t body_real;	 /* checked: the body after the check's jump */
+	uint64_t after_trap_pc;	 /* the instruction being translated follows
+				  * the trap stub of a breakpoint there */
+	int shadow;		 /* the rseq shadow descriptor taken, or -1 */
+	struct cold *entry_copy; /* a section's copy at the block's start */
 	const char *why;
+	int ends_call; /* the block ends in a call */
+	/* from here on not zeroed per block: each entry is set when taken */
+	struct cold cold[MAX_COLD];
+	struct xl_exit ex[MAX_EXITS];
+	uint8_t expect[XL_CHECK_MAX]; /* checked: its bytes, as in memory */
 };
 
 /* Operands: a control-block slot, an agent entry's address, [base+disp]. */

@@ -287,9 +287,29 @@ static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, con
 	return NULL;
 }
 
-/* The block at native, and ahead of it what it reaches by direct
- * branches (the next misses are then answered without a stop): all of
- * its function, and the first block of each function it calls. */
+/* Where block b goes on in straight line, if anywhere: what a not-taken
+ * branch, a split block or a returning call lead to. The way out of its
+ * k-th exit, or (k == nex) past its call. */
+static uint64_t straight_on(const struct xl_block *b, size_t k)
+{
+	if (k == b->nex)
+		return b->ends_call ? b->native_end : 0;
+	const struct xl_exit *x = &b->ex[k];
+	return x->mn == ZYDIS_MNEMONIC_JMP && x->target == b->native_end ? x->target : 0;
+}
+
+/* The block at native, and ahead of it the blocks it goes on to in
+ * straight line: fall-through exits and the code after calls (returns
+ * are looked up: each return site would be a request of its own), on
+ * through the blocks so reached while they are in the function of the
+ * block at native (a function's entry is a function of its own: from a
+ * miss at an entry, one step). Taken branches and callees' entries are
+ * left to their misses. python3.11 -S -E of print(0): no block ahead,
+ * 31,150 blocks for 31,165 requests; every direct exit inside the
+ * function and each callee's first block, 84,945 for 12,663 (most never
+ * run; 26 MiB of code: the cache flushed twice); that and the code
+ * after calls, 102,064 for 6,283; straight on (this), 36,804 for 6,563
+ * (11.4 MiB, one flush). */
 struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char **why)
 {
 	uint64_t queue[BATCH];
@@ -298,16 +318,17 @@ struct xl_block *xl_translate(struct xl_thread *xt, uint64_t native, const char 
 
 	if (!first)
 		return NULL;
-	uint32_t fid = xl_fid(xt, native);
 	queue[tail++] = native;
 	while (head < tail) {
 		struct xl_block *b = xl_block_at(xt, queue[head++]);
-		if (!b || (head > 1 && b->fid != fid))
-			continue; /* another function: not further */
-		for (size_t i = 0; i < b->nex && tail < BATCH; i++) {
-			uint64_t to = b->ex[i].target;
+		if (b && b->fid != first->fid)
+			continue; /* reached, not followed further */
+		for (size_t k = 0; b && k <= b->nex && tail < BATCH; k++) {
+			uint64_t to = straight_on(b, k);
 			const char *w = NULL;
-			if (xl_block_at(xt, to))
+			/* not into another function (past a call that does
+			 * not return, say) */
+			if (!to || xl_block_at(xt, to) || xl_fid(xt, to - 1) != xl_fid(xt, to))
 				continue;
 			if (!translate_one(xt, to, &w, 0))
 				continue; /* translated when reached, or fails then */

@@ -171,17 +171,45 @@ static int short_only(ZydisMnemonic mn)
 	    mn == ZYDIS_MNEMONIC_LOOP || mn == ZYDIS_MNEMONIC_LOOPE || mn == ZYDIS_MNEMONIC_LOOPNE;
 }
 
+/* Branches encoded so far, by mnemonic and distance: a branch of a fixed
+ * width to target - pc has the same bytes wherever it is (a block's own
+ * branches go over a few hundred bytes: most are copies). Direct-mapped,
+ * written over on a collision. */
+#define BR_BITS 12
+#define BR_SLOTS (1u << BR_BITS)
+struct br_slot {
+	int64_t delta;
+	uint16_t mn; /* 0: empty (ZYDIS_MNEMONIC_INVALID) */
+	uint8_t len;
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+};
+static struct br_slot br_memo[BR_SLOTS];
+
 /* A branch of a fixed width (rel8 for the short-only ones, else rel32),
  * so that it can be encoded again in place when its label binds. */
 static int encode_branch(ZydisMnemonic mn, uint64_t pc, uint64_t target, uint8_t *out, size_t *n)
 {
 	ZydisEncoderRequest rq;
 	ZydisEncoderOperand op = xl_imm((int64_t)target);
+	int64_t delta = (int64_t)(target - pc);
+	uint64_t h = ((uint64_t)delta + ((uint64_t)mn << 32)) * 0x9E3779B97F4A7C15ull;
+	struct br_slot *s = &br_memo[h >> (64 - BR_BITS)];
 
+	if (s->mn == (uint16_t)mn && s->delta == delta) {
+		memcpy(out, s->bytes, s->len);
+		*n = s->len;
+		return 0;
+	}
 	request(&rq, mn, 1, &op);
 	rq.branch_type = short_only(mn) ? ZYDIS_BRANCH_TYPE_SHORT : ZYDIS_BRANCH_TYPE_NEAR;
 	rq.branch_width = short_only(mn) ? ZYDIS_BRANCH_WIDTH_8 : ZYDIS_BRANCH_WIDTH_32;
-	return encode_at(&rq, out, n, pc) < 0 ? -ERANGE : 0;
+	if (encode_at(&rq, out, n, pc) < 0)
+		return -ERANGE;
+	s->mn = (uint16_t)mn;
+	s->delta = delta;
+	s->len = (uint8_t)*n;
+	memcpy(s->bytes, out, *n);
+	return 0;
 }
 
 int xl_emit_branch(struct xl_emit *e, ZydisMnemonic mn, uint64_t target)

@@ -75,6 +75,7 @@ struct xl_block {
 	uint8_t *orig;	     /* checked: the bytes it was translated from */
 	int shadow;	     /* the rseq shadow descriptor of its section copy, or -1 */
 	uint32_t copy_entry; /* a section starts here: its copy's entry, or 0 */
+	int ends_call;	     /* in a call: native_end is its return address */
 };
 
 /* At most this many native bytes in a checked block. */

@@ -193,6 +193,20 @@ int main(int argc, char **argv)
 			 b && b->name && !strcmp(b->name, "lib_entry"), NULL);
 		b = _stp_sym_lookup(st, level1 + 5);
 		dw_check("entries outside the unmapped range stay cached", a == b, NULL);
+		/* 12288 entries more: the buckets double twice, every entry
+		 * is found again */
+		const struct _stp_syminfo **v = calloc(0x3000, sizeof *v);
+		int kept = v != NULL, again = v != NULL;
+		for (uint64_t i = 0; v && i < 0x3000; i++)
+			kept &= (v[i] = _stp_sym_lookup(st, bias + i)) && v[i]->addr == bias + i;
+		for (uint64_t i = 0; v && i < 0x3000; i++)
+			again &= _stp_sym_lookup(st, bias + i) == v[i];
+		free(v);
+		dw_check("12288 more entries made", kept, NULL);
+		dw_check("each found again after the buckets grew", again, NULL);
+		dw_check("an entry made before they grew stays",
+			 _stp_sym_lookup(st, level1 + 5) == a && a->name && !strcmp(a->name, "level1"),
+			 NULL);
 	}
 	{
 		uint64_t pcs[64];

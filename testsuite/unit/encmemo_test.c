@@ -59,6 +59,28 @@ static size_t make_reqs(struct req *v, size_t max)
 					       xl_mem(ZYDIS_REGISTER_RIP, NONE, 0,
 						      0x7f0000100000ll + (imms[i] & 0xffff), 8)}};
 		}
+	/* immediates of every class (memoized by class, the value put in
+	 * the copy): each at several operand forms and widths */
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int k = 0; k < 600 && n + 8 <= max; k++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		int bits = (int)(x >> 60) % 8; /* 1, 2, 4 or 8 bytes, either sign */
+		uint64_t val = x >> (64 - (8 << (bits % 4)));
+		if (bits >= 4)
+			val = ~val;
+		ZydisEncoderOperand m8 = xl_mem(ZYDIS_REGISTER_RCX, NONE, 0, 8 * (k % 5), 8);
+		ZydisEncoderOperand m4 = xl_mem(ZYDIS_REGISTER_RSP, NONE, 0, 4 * (k % 3), 4);
+		ZydisEncoderOperand m2 = xl_mem(ZYDIS_REGISTER_RDX, NONE, 0, k % 7, 2);
+		ZydisEncoderOperand m1 = xl_mem(ZYDIS_REGISTER_RAX, NONE, 0, 0, 1);
+		v[n++] = (struct req){MN(MOV), 2, {R(RAX), xl_imm((int64_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {R(R9), xl_imm((int64_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {R(ECX), xl_imm((int32_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {R(AL), xl_imm((int8_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m8, xl_imm((int32_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m4, xl_imm((int32_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m2, xl_imm((int16_t)val)}};
+		v[n++] = (struct req){MN(MOV), 2, {m1, xl_imm((int8_t)val)}};
+	}
 	if (n + 4 <= max) {
 		v[n++] = (struct req){MN(JMP), 1, {xl_abs(0x10008000ull, 8)}};
 		v[n++] = (struct req){MN(JMP), 1, {R(RCX)}};
@@ -68,9 +90,75 @@ static size_t make_reqs(struct req *v, size_t max)
 	return n;
 }
 
+/* The encoder's own bytes for a branch of the emitter's fixed widths. */
+static int zydis_branch(ZydisMnemonic mn, uint64_t pc, uint64_t target, uint8_t *out, size_t *n)
+{
+	int short_only = mn == MN(JRCXZ) || mn == MN(LOOP);
+	ZydisEncoderRequest rq;
+	ZyanUSize len = ZYDIS_MAX_INSTRUCTION_LENGTH;
+
+	memset(&rq, 0, sizeof rq);
+	rq.machine_mode = ZYDIS_MACHINE_MODE_LONG_64;
+	rq.mnemonic = mn;
+	rq.operand_count = 1;
+	rq.operands[0] = xl_imm((int64_t)target);
+	rq.branch_type = short_only ? ZYDIS_BRANCH_TYPE_SHORT : ZYDIS_BRANCH_TYPE_NEAR;
+	rq.branch_width = short_only ? ZYDIS_BRANCH_WIDTH_8 : ZYDIS_BRANCH_WIDTH_32;
+	if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&rq, out, &len, pc)))
+		return -1;
+	*n = len;
+	return 0;
+}
+
+/* emit.c's branches are memoized by mnemonic and distance: at many pcs
+ * and every distance of a block's own branches (each met again at other
+ * pcs, the memo's slots overwritten by other mnemonics and distances),
+ * and far ones, the bytes are the encoder's, and a distance out of rel8
+ * reach fails as it does. */
+static void branches(void)
+{
+	static const ZydisMnemonic mns[] = {MN(JMP), MN(JZ), MN(JNBE), MN(JRCXZ), MN(LOOP)};
+	static const int64_t far[] = {1 << 20, -(1 << 20), 0x7fff0000, -0x7fff0000};
+	int ok = 1, fails = 1;
+	long n = 0;
+	char why[256] = "";
+
+	for (uint64_t k = 0; k < 6; k++)
+		for (int64_t d = -2100; d < 2100 + 4; d++)
+			for (size_t m = 0; m < sizeof mns / sizeof *mns; m++) {
+				uint64_t pc = 0x7f0000100000ull + 0x1003 * k;
+				int64_t delta = d < 2100 ? d : far[d - 2100] + (int64_t)k;
+				uint64_t to = pc + (uint64_t)delta;
+				uint8_t a[ZYDIS_MAX_INSTRUCTION_LENGTH];
+				uint8_t b[ZYDIS_MAX_INSTRUCTION_LENGTH];
+				size_t nb = 0;
+				int rb = zydis_branch(mns[m], pc, to, b, &nb);
+				int ra;
+
+				/* at its own length: xl_emit_branch_to_at's check */
+				memset(a, 0, sizeof a);
+				ra = xl_emit_branch_to_at(a, rb ? 2 : nb, mns[m], pc, to);
+				n++;
+				if (rb && !ra)
+					fails = 0;
+				if (!rb && (ra || memcmp(a, b, nb))) {
+					if (ok)
+						snprintf(why, sizeof why,
+							 "mnemonic %d at %#llx to %#llx",
+							 (int)mns[m], (unsigned long long)pc,
+							 (unsigned long long)to);
+					ok = 0;
+				}
+			}
+	unit_result("branch memo: the encoder's bytes at every pc and distance", ok, why);
+	unit_result("branch memo: out of reach fails as the encoder does", fails, NULL);
+	printf("NOTE: %ld branches compared\n", n);
+}
+
 int main(void)
 {
-	static struct req v[4096];
+	branches();
+	static struct req v[8192];
 	static uint8_t a[1 << 17], b[1 << 17];
 	size_t n = make_reqs(v, sizeof v / sizeof *v);
 	struct xl_emit ea, eb;
