@@ -119,19 +119,20 @@ static void give(struct xl_thread *xt, struct xl_rec *r, size_t n)
 /* A thread waiting for room (the agent's full()) goes on. read is
  * published before; the fence: either the agent's check after it set
  * waiting sees read, or this sees waiting. */
-static void wake(struct xl_thread *xt)
+static int wake(struct xl_thread *xt)
 {
 	struct xl_ctl *c = xt->ctl;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!__atomic_load_n(&c->waiting, __ATOMIC_RELAXED))
-		return;
+		return 0;
 	/* cleared here too: a thread that left the agent meanwhile (a
 	 * signal) would not; one that waits again sets it after this */
 	__atomic_store_n(&c->waiting, 0, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->wake, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &c->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
 	xt->xp->x->st.ring_wakes++;
+	return 1;
 }
 
 static size_t unpad(struct xl_rec *r, size_t n)
@@ -145,8 +146,9 @@ static size_t unpad(struct xl_rec *r, size_t n)
 }
 
 /* The records [read, w) a slice at a time, read published after each
- * copy; a waiting thread is woken once half the ring is free, and goes
- * on while the rest is handed to the client. */
+ * copy; a waiting thread is woken once half the ring is free (checked
+ * after each slice from then on), and goes on while the rest is handed
+ * to the client. */
 static void drain(struct xl_thread *xt)
 {
 	struct _stp_xl_engine *x = xt->xp->x;
@@ -174,10 +176,8 @@ static void drain(struct xl_thread *xt)
 		r += k;
 		__atomic_store_n(&c->read, r, __ATOMIC_RELEASE);
 		__atomic_store_n(&c->read_tsc, __rdtsc(), __ATOMIC_RELAXED);
-		if (!woken && w - r <= n / 2) {
-			wake(xt);
-			woken = 1;
-		}
+		if (!woken && w - r <= n / 2) /* (it may begin to wait meanwhile) */
+			woken = wake(xt);
 		if (c->ring_need > 1) /* pads (ring_lap.h) */
 			k = unpad(buf, k);
 		give(xt, buf, k);

@@ -53,7 +53,8 @@ static inline int xl_ring_room(volatile struct xl_ctl *c, char *ring)
 		if (free < k)
 			return 0;
 		for (; i < n; i++) {
-			volatile struct xl_rec *p = (volatile struct xl_rec *)(ring + i * sizeof *p);
+			volatile struct xl_rec *p =
+			    (volatile struct xl_rec *)(ring + i * sizeof *p);
 			p->from_kind = 0;
 			c->ring_wp = c->ring_wp + sizeof *p;
 		}
