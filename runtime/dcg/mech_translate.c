@@ -356,15 +356,15 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 
 /* The engine's configuration: the rings in overwrite mode for the flight
  * recorder of n records where nothing else needs every record. */
-#define RING_WAIT_US 2000
+#define RING_WAIT_US 20000
 static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 {
 	size_t bytes = 1 << 20;
 
 	cfg->capture = capture = dcg_capture();
-	/* a full ring waits while the event loop's reads (poll.c) come; it
-	 * stops at its doorbell when none came for RING_WAIT_US (the reads
-	 * backed off from a thread that was idle); the environment's
+	/* a full ring waits while the event loop's reads (poll.c, 2 ms apart
+	 * at most) come; it stops at its doorbell when none came for
+	 * RING_WAIT_US (staprun starved, or gone); the environment's
 	 * STAP_DCG_RING_WAIT_US for tests and comparisons */
 	const char *wait = getenv("STAP_DCG_RING_WAIT_US");
 	cfg->ring_wait_us = wait && *wait ? (unsigned)strtoul(wait, NULL, 10) : RING_WAIT_US;

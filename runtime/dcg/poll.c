@@ -16,8 +16,10 @@
 
 /* A read that finds no new event doubles the wait, up to MAX_WAIT_NS (a
  * thread on but blocked, sleeping or in a long system call costs staprun
- * little); one that finds some goes back to the period. */
-#define MAX_WAIT_NS 10000000
+ * little: 1 s asleep, 0.02 s of CPU, at 2 ms as at 10 ms); one that finds
+ * some goes back to the period. At most 2 ms: a thread that fills its
+ * ring meanwhile waits for the next read (runtime/xlate/ring.c). */
+#define MAX_WAIT_NS 2000000
 static int64_t period_ns = -1, wait_ns, due;
 
 int64_t _stp_dcg_poll_period(void)
