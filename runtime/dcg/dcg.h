@@ -68,6 +68,8 @@ void _stp_dcg_flush_all(void);
 /* From the event loop: reads running translated threads' rings now and
  * then (poll.c); returns when to be called again (INT64_MAX: not needed). */
 int64_t _stp_dcg_poll(int64_t now);
+/* The period of those reads in ns (STAP_DCG_POLL_US), 0: none. */
+int64_t _stp_dcg_poll_period(void);
 void _stp_dcg_thread_gone(pid_t tid);
 /* A new thread, stopped before it runs (it may have been created by a
  * thread running elsewhere than in its own code: made native). */

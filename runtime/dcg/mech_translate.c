@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #endif
 #include "dcg_internal.h"
+#include "dcg.h"
 #include "sink_run.h"
 #include "lang/debug.h"
 #include "ptrace/ptrace_engine.h"
@@ -355,11 +356,20 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 
 /* The engine's configuration: the rings in overwrite mode for the flight
  * recorder of n records where nothing else needs every record. */
+#define RING_WAIT_US 20000
 static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 {
 	size_t bytes = 1 << 20;
 
 	cfg->capture = capture = dcg_capture();
+	/* a full ring waits while the event loop's reads (poll.c, 2 ms apart
+	 * at most) come; it stops at its doorbell when none came for
+	 * RING_WAIT_US (staprun starved, or gone); the environment's
+	 * STAP_DCG_RING_WAIT_US for tests and comparisons */
+	const char *wait = getenv("STAP_DCG_RING_WAIT_US");
+	cfg->ring_wait_us = wait && *wait ? (unsigned)strtoul(wait, NULL, 10) : RING_WAIT_US;
+	if (!_stp_dcg_poll_period())
+		cfg->ring_wait_us = 0;
 	if (!n)
 		return;
 	while (bytes < 4 * (size_t)n * sizeof(struct xl_rec) && bytes < (8 << 20))
@@ -498,7 +508,7 @@ static void xl_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem wha
 static void xl_report(char *how, size_t len)
 {
 	struct _stp_xl_stats st;
-	char fb[256] = "", ow[160] = "";
+	char fb[256] = "", ow[160] = "", rf[160] = "";
 
 	if (!X)
 		return;
@@ -508,6 +518,11 @@ static void xl_report(char *how, size_t len)
 	if (fallbacks)
 		snprintf(fb, sizeof fb, "; %" PRIu64 " handed over to breakpoint (%s)", fallbacks,
 			 fallback_why);
+	if (st.ring_full) /* the thread's waits for staprun's reads */
+		snprintf(rf, sizeof rf,
+			 "; rings full %" PRIu64 " times: %" PRIu64 " waits, %" PRIu64
+			 " stops, %.3f ms waited",
+			 st.ring_full, st.ring_waits, st.ring_stops, (double)st.ring_wait_ns / 1e6);
 	if (overwrite)
 		snprintf(ow, sizeof ow,
 			 "; flight recorder on the engine's rings: %" PRIu64
@@ -517,8 +532,8 @@ static void xl_report(char *how, size_t len)
 		snprintf(ow, sizeof ow, "; flight recorder: every record read (%s)", ow_why);
 	snprintf(how, len,
 		 " (in-process: on %" PRIu64 " times, %" PRIu64 " blocks, %" PRIu64
-		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s%s)",
-		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, fb, ow);
+		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s%s%s)",
+		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, rf, fb, ow);
 }
 
 static void xl_finish(void)

@@ -144,13 +144,27 @@ struct xl_ctl {
 	/* where things are (absolute addresses in the target) */
 	uint64_t region;
 	uint64_t ring_base, ring_end;
-	uint64_t rp; /* staprun's read pointer (only staprun uses it) */
-	/* counters (the agent's) */
-	uint64_t n_agent, n_dir_hits, n_doorbells;
-	/* overwrite mode (the flight recorder, ring.c): at a full ring the
-	 * agent starts it again itself, the oldest records overwritten.
-	 * wrap_seq is twice the laps, odd while the agent starts one. */
+	/* The ring's laps (ring.c, ring_lap.h): wrap_seq is twice the laps
+	 * begun, odd while one begins; a record's sequence number (records
+	 * written before it) is wrap_seq / 2 laps plus its slot. At a full
+	 * ring the agent begins a lap itself, in overwrite mode (the flight
+	 * recorder) over the oldest records, else only over records staprun
+	 * has read: read is the sequence number it read up to (staprun's,
+	 * published as it reads). */
 	uint64_t overwrite, wrap_seq;
+	uint64_t read;
+	uint64_t ring_need; /* the largest reservation, in records */
+	/* No room: the agent waits on the futex word wake (staprun adds one
+	 * and wakes it after a read while waiting is set) while staprun's
+	 * reads go on: read_tsc (the TSC at its last read) not older than
+	 * wait_tsc ticks (wait_ns); else it rings the doorbell. wait_ns 0:
+	 * the doorbell at once (a client that does not read while threads
+	 * run). */
+	uint32_t wake, waiting;
+	uint64_t wait_ns, wait_tsc, read_tsc;
+	/* counters (the agent's; tsc_waited: TSC ticks waited for room) */
+	uint64_t n_agent, n_dir_hits, n_doorbells;
+	uint64_t n_full, n_waits, n_full_doorbells, tsc_waited;
 	/* rseq: the descriptors of the copies of critical sections in this
 	 * thread's cache (rseq_cs points to one while its copy runs) */
 	struct xl_rseq_cs shadow[XL_RSEQ_SHADOWS];

@@ -1,23 +1,27 @@
-/* A thread's ring of records, and time. The ring is a linear buffer: the
- * translated code writes at wp while ring_left > 1 (layout.h), staprun
- * reads [rp, wp) whenever it likes (a record is complete before wp moves
- * past it) and starts the buffer again at a doorbell for a full ring,
- * when the thread is in the agent and writes nothing. Records carry the
- * TSC; they reach the client in CLOCK_MONOTONIC nanoseconds.
+/* A thread's ring of records, and time. The translated code writes at wp
+ * while ring_left > 1 (layout.h); at 1 the agent makes room (ring_lap.h):
+ * a new lap from the start at the end, and only over records staprun has
+ * read. A record's sequence number (records written before it, wrap_seq
+ * / 2 laps of ring_n plus its slot) gives its slot. staprun reads when it
+ * likes (the event loop's reads while threads run, doorbells, switch-off,
+ * exit): the records [read, written), each complete before wp moves past
+ * it; it publishes read as it goes and wakes a thread waiting for room
+ * (the futex word wake). Records carry the TSC; they reach the client in
+ * CLOCK_MONOTONIC nanoseconds.
  *
  * In overwrite mode (cfg.overwrite, the flight recorder) the agent starts
- * a full ring again itself and nothing waits for staprun. A record's
- * sequence number (records written before it, wrap_seq / 2 laps of
- * ring_n) gives its slot; a read copies the ring while the thread runs
- * on, then takes as read only the records that were not overwritten
- * meanwhile, judged by the sequence number after the copy. A lap starts
- * with wrap_seq odd, wp back at the start, wrap_seq even, and only then
- * ring_left reset: no record is written while wrap_seq is odd. */
+ * a full ring again whatever staprun read, and nothing waits for staprun.
+ * A read copies the ring while the thread runs on, then takes as read
+ * only the records that were not overwritten meanwhile, judged by the
+ * sequence number after the copy. */
 #include "xlate/xl_internal.h"
+#include "xlate/ring_lap.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
@@ -60,27 +64,30 @@ static void refine(struct _stp_xl_engine *x)
 		x->ns_per_tick = (double)(n - x->ns0) / (double)(t - x->tsc0);
 }
 
-static struct xl_rec *at(struct xl_thread *xt, uint64_t addr)
-{
-	return (struct xl_rec *)(xt->rg.mem + (addr - xt->rg.addr));
-}
-
 void xl_ring_reset(struct xl_thread *xt)
 {
 	struct xl_ctl *c = xt->ctl;
+	struct _stp_xl_engine *x = xt->xp->x;
 
-	c->ring_wp = c->rp = c->ring_base;
+	c->ring_wp = c->ring_base;
 	c->ring_left = xt->ring_n + 1;
-	c->wrap_seq = 0;
-	c->overwrite = (uint64_t)xt->xp->x->cfg.overwrite;
+	c->wrap_seq = c->read = 0;
+	c->overwrite = (uint64_t)x->cfg.overwrite;
+	c->waiting = 0;
+	c->wait_ns = (uint64_t)x->cfg.ring_wait_us * 1000;
+	c->wait_tsc = x->ns_per_tick > 0 ? (uint64_t)((double)c->wait_ns / x->ns_per_tick) : 0;
+	c->read_tsc = __rdtsc();
+	c->ring_need = 1; /* the largest reservation of the translated code */
+	if (x->cfg.capture & XL_CAP_ARGS)
+		c->ring_need += XL_ARGS_SLOTS;
+	else if (x->cfg.capture & XL_CAP_RET)
+		c->ring_need += 1;
 	xt->ow_done = 0;
 }
 
-/* ---- overwrite mode ---- */
-
 /* The records written so far (a lower bound while the agent starts a lap:
  * the lap before is whole then). */
-static uint64_t ow_written(struct xl_thread *xt)
+static uint64_t written(struct xl_thread *xt)
 {
 	volatile struct xl_ctl *c = xt->ctl;
 
@@ -107,6 +114,80 @@ static void give(struct xl_thread *xt, struct xl_rec *r, size_t n)
 		x->ops.records(x->core, xt->t, r, n);
 }
 
+/* ---- every record read ---- */
+
+/* A thread waiting for room (the agent's full()) goes on. read is
+ * published before; the fence: either the agent's check after it set
+ * waiting sees read, or this sees waiting. */
+static int wake(struct xl_thread *xt)
+{
+	struct xl_ctl *c = xt->ctl;
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&c->waiting, __ATOMIC_RELAXED))
+		return 0;
+	/* cleared here too: a thread that left the agent meanwhile (a
+	 * signal) would not; one that waits again sets it after this */
+	__atomic_store_n(&c->waiting, 0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->wake, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &c->wake, FUTEX_WAKE, 1, NULL, NULL, 0);
+	xt->xp->x->st.ring_wakes++;
+	return 1;
+}
+
+static size_t unpad(struct xl_rec *r, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].from_kind)
+			r[k++] = r[i];
+	return k;
+}
+
+/* The records [read, w) a slice at a time, read published after each
+ * copy; a waiting thread is woken once half the ring is free (checked
+ * after each slice from then on), and goes on while the rest is handed
+ * to the client. */
+static void drain(struct xl_thread *xt)
+{
+	struct _stp_xl_engine *x = xt->xp->x;
+	struct xl_ctl *c = xt->ctl;
+	const struct xl_rec *ring = (const struct xl_rec *)(xt->rg.mem + XL_RING_OFF);
+	struct xl_rec buf[256];
+	size_t n = xt->ring_n;
+	uint64_t w = written(xt), r = c->read;
+	int woken = 0;
+
+	/* staprun reads: a thread waits for it */
+	__atomic_store_n(&c->read_tsc, __rdtsc(), __ATOMIC_RELAXED);
+	if (r > w || w - r > n)
+		r = w; /* nonsense: the program wrote over our memory */
+	/* tests: a slow reader, the thread waits */
+	if (r < w && x->read_delay_us)
+		usleep(x->read_delay_us * (unsigned)(++x->reads % 8 + 1) / 8);
+	while (r < w) {
+		size_t at = (size_t)(r % n), k = (size_t)(w - r);
+		if (k > sizeof buf / sizeof *buf)
+			k = sizeof buf / sizeof *buf;
+		if (k > n - at)
+			k = n - at;
+		memcpy(buf, ring + at, k * sizeof *buf);
+		r += k;
+		__atomic_store_n(&c->read, r, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->read_tsc, __rdtsc(), __ATOMIC_RELAXED);
+		if (!woken && w - r <= n / 2) /* (it may begin to wait meanwhile) */
+			woken = wake(xt);
+		if (c->ring_need > 1) /* pads (ring_lap.h) */
+			k = unpad(buf, k);
+		give(xt, buf, k);
+	}
+	if (!woken)
+		wake(xt);
+}
+
+/* ---- overwrite mode ---- */
+
 /* Read what was written since the last read, oldest first: the records
  * [lo, w1) still in the ring copied, then those the thread overwrote
  * meanwhile left out; the ones before are lost. */
@@ -115,7 +196,7 @@ static void ow_drain(struct xl_thread *xt)
 	struct _stp_xl_engine *x = xt->xp->x;
 	const struct xl_rec *ring = (const struct xl_rec *)(xt->rg.mem + XL_RING_OFF);
 	size_t n = xt->ring_n;
-	uint64_t w1 = ow_written(xt);
+	uint64_t w1 = written(xt);
 	uint64_t lo = w1 > n ? w1 - n : 0;
 
 	if (lo < xt->ow_done)
@@ -137,7 +218,7 @@ static void ow_drain(struct xl_thread *xt)
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	/* the thread went on: it wrote up to w2 and may be writing the
 	 * record w2, over the record w2 - n */
-	uint64_t w2 = ow_written(xt), skip = 0;
+	uint64_t w2 = written(xt), skip = 0;
 	if (w2 + 1 > n && w2 + 1 - n > lo)
 		skip = w2 + 1 - n - lo < k ? w2 + 1 - n - lo : k;
 	uint64_t lost = lo + skip - xt->ow_done;
@@ -148,66 +229,32 @@ static void ow_drain(struct xl_thread *xt)
 	give(xt, x->ow_copy + skip, k - (size_t)skip);
 }
 
-/* A record staprun writes in overwrite mode (the thread stopped, not in
- * the agent) at a full ring: a new lap, as the agent's wrap() does it
- * (which may have been left half done). */
-static void ow_wrap(struct xl_ctl *c, size_t n)
-{
-	if (c->ring_wp != c->ring_base) {
-		c->wrap_seq |= 1;
-		c->ring_wp = c->ring_base;
-	}
-	if (c->wrap_seq & 1)
-		c->wrap_seq++;
-	c->ring_left = n + 1;
-}
-
 void xl_ring_drain(struct xl_thread *xt)
 {
 	struct _stp_xl_engine *x = xt->xp->x;
-	struct xl_ctl *c = xt->ctl;
-	struct xl_rec buf[256];
 	int64_t t0 = mono_ns();
 
-	if (c->overwrite) {
-		refine(x);
-		ow_drain(xt);
-		x->st.drain_ns += (uint64_t)(mono_ns() - t0);
-		return;
-	}
-	uint64_t wp = __atomic_load_n(&c->ring_wp, __ATOMIC_ACQUIRE);
-
-	if (wp < c->ring_base || wp > c->ring_end || c->rp > wp)
-		c->rp = wp; /* nonsense: the program wrote over our memory */
 	refine(x);
-	while (c->rp < wp) {
-		size_t n = (size_t)(wp - c->rp) / sizeof *buf;
-		if (n > sizeof buf / sizeof *buf)
-			n = sizeof buf / sizeof *buf;
-		memcpy(buf, at(xt, c->rp), n * sizeof *buf);
-		for (size_t i = 0; i < n && !x->cfg.raw_tsc; i++)
-			buf[i].tsc = (uint64_t)xl_tsc_ns(x, buf[i].tsc);
-		c->rp += n * sizeof *buf;
-		x->st.records += n;
-		if (x->ops.records)
-			x->ops.records(x->core, xt->t, buf, n);
-	}
+	if (xt->ctl->overwrite)
+		ow_drain(xt);
+	else
+		drain(xt);
 	x->st.drain_ns += (uint64_t)(mono_ns() - t0);
 }
 
-/* A record written by staprun (the thread is stopped with native state):
- * after the ring's, in order. */
+/* A record written by staprun (the thread is stopped with native state,
+ * maybe inside the agent's full()): after the ring's, in order. */
 int xl_ring_put(struct xl_thread *xt, const struct xl_rec *r)
 {
 	struct xl_ctl *c = xt->ctl;
 
-	if (c->ring_left <= 1 && c->overwrite) {
-		ow_wrap(c, xt->ring_n);
-	} else if (c->ring_left <= 1) {
-		xl_ring_drain(xt);
-		xl_ring_reset(xt);
+	char *ring = (char *)xt->rg.mem + XL_RING_OFF;
+
+	if (c->ring_left <= 1 && !xl_ring_room(c, ring)) {
+		xl_ring_drain(xt); /* every record read: room */
+		xl_ring_room(c, ring);
 	}
-	memcpy(at(xt, c->ring_wp), r, sizeof *r);
+	memcpy((char *)xt->rg.mem + (c->ring_wp - xt->rg.addr), r, sizeof *r);
 	c->ring_wp += sizeof *r;
 	c->ring_left--;
 	return 0;

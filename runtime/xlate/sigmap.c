@@ -47,6 +47,9 @@ static void from_agent_stack(const struct xl_thread *xt, struct user_regs_struct
 	r->rcx = c->s_rcx;
 	r->rsp = c->s_rsp;
 	r->rip = c->native_pc;
+	/* a system call of the agent's own (the futex of a ring wait) is
+	 * not restarted at the native pc */
+	r->orig_rax = (uint64_t)-1;
 	/* TF: set in the pushed flags only when staprun stepped the thread
 	 * over the stub's pushfq (xl_step_out clears it there too) */
 	r->eflags = top[-XL_SV_FLAGS] & ~XL_EFLAGS_TF;

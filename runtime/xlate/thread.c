@@ -166,8 +166,7 @@ static void doorbell(struct xl_thread *xt)
 			fallback(xt, c->arg, why);
 		break;
 	}
-	case XL_REQ_DRAIN:
-		xl_ring_reset(xt);
+	case XL_REQ_DRAIN: /* read above: the agent makes room */
 		ans = c->retry;
 		break;
 	case XL_REQ_SIGRETURN: {
@@ -577,12 +576,27 @@ struct _stp_xl_engine *_stp_xl_new(struct _stp_pt_session *s, const struct _stp_
 	return x;
 }
 
+/* The agent's counters of xt, into st. */
+static void agent_stats(const struct xl_thread *xt, struct _stp_xl_stats *st)
+{
+	const struct xl_ctl *c = xt->ctl;
+
+	st->agent += c->n_agent;
+	st->dir_hits += c->n_dir_hits;
+	st->ring_full += c->n_full;
+	st->ring_waits += c->n_waits;
+	st->ring_stops += c->n_full_doorbells;
+	st->ring_wait_ns += (uint64_t)((double)c->tsc_waited * xt->xp->x->ns_per_tick);
+}
+
 static void thread_free(struct xl_thread *xt)
 {
 	struct xl_proc *xp = xt->xp;
 
 	if (xt->on)
 		xl_ring_drain(xt); /* exec, exit: what it did before */
+	if (xt->ctl)
+		agent_stats(xt, &xp->x->st); /* its region is reused */
 	unhook(xt);
 	xl_cache_free(xt);
 	for (struct xl_thread **pp = &xp->threads; *pp; pp = &(*pp)->next)
@@ -851,8 +865,6 @@ void _stp_xl_get_stats(const struct _stp_xl_engine *x, struct _stp_xl_stats *st)
 {
 	*st = x->st;
 	for (const struct xl_proc *xp = x->procs; xp; xp = xp->next)
-		for (const struct xl_thread *xt = xp->threads; xt; xt = xt->next) {
-			st->agent += xt->ctl->n_agent;
-			st->dir_hits += xt->ctl->n_dir_hits;
-		}
+		for (const struct xl_thread *xt = xp->threads; xt; xt = xt->next)
+			agent_stats(xt, st);
 }

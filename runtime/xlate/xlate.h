@@ -54,6 +54,12 @@ struct _stp_xl_config {
 	/* Records keep the TSC (no clock conversion: no 2 ms of rate
 	 * measurement at start), for a client that ignores their times. */
 	int raw_tsc;
+	/* A full ring (not in overwrite mode): the thread waits for the
+	 * client's reads while it runs (_stp_xl_drain from its event loop;
+	 * a read wakes it) as long as one came in the last ring_wait_us;
+	 * else it rings its doorbell, where its ring is read. 0: the doorbell
+	 * at once (a client that reads only at stops). */
+	unsigned ring_wait_us;
 };
 #define XL_CAP_ARGS 1 /* before calls, jumps and signal entries: arguments */
 #define XL_CAP_RET 2  /* before returns: rax */
@@ -115,6 +121,10 @@ struct _stp_xl_stats {
 	uint64_t fallbacks;
 	uint64_t drain_ns;    /* staprun's time draining rings (consumer) */
 	uint64_t doorbell_ns; /* staprun's time answering doorbells */
+	/* full rings (not in overwrite mode): times the agent found one,
+	 * waits on the futex, the thread's time waiting for room (futex and
+	 * doorbell), doorbells rung for room, staprun's wake-ups of waiters */
+	uint64_t ring_full, ring_waits, ring_wait_ns, ring_stops, ring_wakes;
 };
 void _stp_xl_get_stats(const struct _stp_xl_engine *x, struct _stp_xl_stats *st);
 

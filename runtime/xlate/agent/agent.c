@@ -6,6 +6,7 @@
  * fixes up signal frames at rt_sigreturn, and, when staprun is gone,
  * returns the thread to native code. */
 #include "../layout.h"
+#include "../ring_lap.h"
 
 extern struct xl_ctl xl_ctl __attribute__((visibility("hidden")));
 extern struct xl_pctl xl_pctl __attribute__((visibility("hidden")));
@@ -106,22 +107,67 @@ static uint64_t sigreturn(struct xl_ctl *c)
 	return (uint64_t)(uintptr_t)xl_do_sigreturn;
 }
 
-/* A full ring in overwrite mode: a new lap from the start, without
- * staprun. The thread may be made native and leave the agent between any
- * two stores (a signal, a stop), then come back here: each prefix of
- * these stores is a state ring.c reads right, and this finishes it (a
- * ring whose wp is at its start is not full: a lap begun before). */
-static uint64_t wrap(struct xl_ctl *c)
+static long sys4(long n, long a, long b, long c, long d);
+
+#define FUTEX_WAIT_ 0 /* not private: the word is in a memfd staprun maps too */
+#define ETIMEDOUT_ 110
+#define EAGAIN_ 11
+#define EINTR_ 4
+
+static uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* A full ring: room again once staprun has read (ring_lap.h), at once in
+ * overwrite mode. Else wait for staprun's reads while they go on (read
+ * lately: read_tsc), on the futex word wake, which they bump; when they
+ * do not (staprun idle, its reads backed off, or gone), at the doorbell,
+ * where staprun reads everything (gone: it does not answer, the thread
+ * goes native). The time waited is counted. */
+static uint64_t full(struct xl_ctl *c)
 {
 	volatile struct xl_ctl *v = c;
+	char *ring = (char *)(uintptr_t)c->ring_base;
+	uint64_t t0 = 0;
 
-	if (v->ring_wp != c->ring_base) {
-		v->wrap_seq = v->wrap_seq | 1;
-		v->ring_wp = c->ring_base;
+	if (v->gone)
+		return v->native_pc;
+	if (!v->overwrite)
+		c->n_full++;
+	while (!xl_ring_room(v, ring)) {
+		uint64_t now = rdtsc();
+		if (!t0)
+			t0 = now;
+		uint32_t seen = v->wake;
+		if (v->wait_ns && (int64_t)(now - v->read_tsc) < (int64_t)v->wait_tsc) {
+			v->waiting = 1;
+			__atomic_thread_fence(__ATOMIC_SEQ_CST); /* staprun: read, then waiting */
+			if (xl_ring_room(v, ring)) {
+				v->waiting = 0;
+				break;
+			}
+			struct {
+				long s, ns;
+			} ts = {(long)(v->wait_ns / 1000000000), (long)(v->wait_ns % 1000000000)};
+			c->n_waits++;
+			long rc =
+			    sys4(202 /* futex */, (long)&v->wake, FUTEX_WAIT_, seen, (long)&ts);
+			v->waiting = 0;
+			if (rc == 0 || rc == -EAGAIN_ || rc == -EINTR_ || rc == -ETIMEDOUT_)
+				continue;
+			v->wait_ns = 0; /* futex refused (a sandbox): the doorbell from now on */
+		}
+		c->n_full_doorbells++;
+		uint64_t a = ask(c, XL_REQ_DRAIN, 0);
+		if (a != c->retry)
+			return a; /* staprun is gone: native */
 	}
-	if (v->wrap_seq & 1)
-		v->wrap_seq = v->wrap_seq + 1;
-	v->ring_left = (c->ring_end - c->ring_base) / sizeof(struct xl_rec) + 1;
+	if (t0)
+		c->tsc_waited += rdtsc() - t0;
 	return c->retry;
 }
 
@@ -138,10 +184,7 @@ uint64_t xl_agent(int why)
 	case XL_E_MISS_DIRECT: /* rax: the target, which native_pc is */
 		return ask(c, XL_REQ_TRANSLATE, c->native_pc);
 	case XL_E_FULL:
-		if (((volatile struct xl_ctl *)c)->overwrite &&
-		    !((volatile struct xl_ctl *)c)->gone)
-			return wrap(c);
-		return ask(c, XL_REQ_DRAIN, 0);
+		return full(c);
 	case XL_E_SIGRETURN:
 		return sigreturn(c);
 	case XL_E_RSEQ:
