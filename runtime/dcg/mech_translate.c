@@ -23,11 +23,15 @@
  * fallback and the thread's end; its records go through the core into
  * the recorder as ever, the older ones giving the frames open at the
  * window's start. Records overwritten before a read are lost to the
- * core, which mends its stack by the stack pointer (events.c). */
+ * core, which mends its stack by the stack pointer (events.c); when the
+ * thread is stopped at the read (a snapshot in its own handler, a
+ * switch-off), the frames it entered meanwhile are found on its real
+ * stack and in the returns read (mech_translate_gap.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "dcg_internal.h"
+#include "mech_translate_gap.h"
 #include "sink_run.h"
 #include "lang/debug.h"
 #include "ptrace/ptrace_engine.h"
@@ -75,6 +79,12 @@ static int overwrite;	/* the rings in overwrite mode (the flight recorder) */
 static char ow_why[96]; /* the flight recorder on, overwrite mode not: why */
 static uint64_t fallbacks;
 static char fallback_why[160];
+
+/* Overwrite mode: the thread stopped while its records are read (its
+ * stack is unwound after a gap), and the snapshots after a gap whose
+ * frames were not found. */
+static pid_t placing;
+static uint64_t unplaced;
 
 static struct xthread *xthread_of(pid_t tid)
 {
@@ -204,6 +214,13 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		return;
 	struct xthread *x = xthread_of(d->tid), *xr = capture ? x : NULL;
 	busy++;
+	if (x && x->lost && d->tid == placing) { /* mech_translate_gap.c */
+		if (dcg_xl_place(d, r, n) == 0)
+			x->lost = 0; /* the stack is placed again */
+		else
+			unplaced++;
+	}
+
 	size_t first = 0; /* the time of the first event (not of its registers) */
 	while (first + 1 < n && r[first].from_kind >> XL_KIND_SHIFT == XL_REC_ARGS)
 		first++;
@@ -348,7 +365,14 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 		if (!d->on || d->mech != &dcg_mech_translate || !x || !x->on ||
 		    (!all && d->tid != tid))
 			continue;
+		struct _stp_xl_stats st0, st1;
+		placing = d->tid == tid ? tid : 0; /* the others run on */
+		_stp_xl_get_stats(X, &st0);
 		_stp_xl_drain(X, d->t);
+		_stp_xl_get_stats(X, &st1);
+		if (!placing && st1.overwritten > st0.overwritten)
+			unplaced++; /* a running thread: its stack cannot be unwound */
+		placing = 0;
 		dcg_flush_thread(d);
 	}
 }
@@ -440,7 +464,9 @@ static void xl_off(struct dthread *d, enum dcg_off how, int last)
 	/* exit and exec: the thread or its memory is gone (thread_exit,
 	 * mem_changed) */
 	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) {
+		placing = how == DCG_OFF_SCRIPT ? d->tid : 0; /* stopped */
 		_stp_xl_thread_off(X, d->t);
+		placing = 0;
 		x->on = 0;
 	}
 }
@@ -498,7 +524,7 @@ static void xl_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem wha
 static void xl_report(char *how, size_t len)
 {
 	struct _stp_xl_stats st;
-	char fb[256] = "", ow[160] = "";
+	char fb[256] = "", ow[256] = "";
 
 	if (!X)
 		return;
@@ -508,7 +534,14 @@ static void xl_report(char *how, size_t len)
 	if (fallbacks)
 		snprintf(fb, sizeof fb, "; %" PRIu64 " handed over to breakpoint (%s)", fallbacks,
 			 fallback_why);
-	if (overwrite)
+	if (overwrite && unplaced)
+		snprintf(ow, sizeof ow,
+			 "; flight recorder on the engine's rings: %" PRIu64
+			 " records overwritten unread; in %" PRIu64
+			 " thread snapshots the frames entered meanwhile are missing: a running "
+			 "thread's stack is not unwound",
+			 st.overwritten, unplaced);
+	else if (overwrite)
 		snprintf(ow, sizeof ow,
 			 "; flight recorder on the engine's rings: %" PRIu64
 			 " records overwritten unread",
@@ -537,6 +570,7 @@ static void xl_finish(void)
 	fallbacks = 0;
 	fallback_why[0] = '\0';
 	overwrite = 0;
+	unplaced = 0;
 	ow_why[0] = '\0';
 }
 

@@ -1,0 +1,89 @@
+/* Frames open long before the flight recorder's window (ring.exp):
+ * region() enters rec() 11 levels deep, and the innermost calls many(),
+ * which calls leaf() N times and then mark(), where the snapshot is
+ * taken (or in after(), which region() calls when rec() has returned:
+ * the frames open at the window's start return in it). With "sig", the innermost rec() calls poke() instead, whose
+ * kill system call brings a SIGUSR1, and its handler calls many(). Built
+ * at -O2: the stack is unwound by its CFI. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINL __attribute__((noinline, noclone))
+
+static volatile int sink;
+static long n = 1000;
+static int with_signal;
+static long pid;
+
+NOINL void leaf(void)
+{
+	sink++;
+}
+
+NOINL void mark(void)
+{
+	__asm__ volatile("");
+}
+
+NOINL void after(void)
+{
+	__asm__ volatile("");
+}
+
+NOINL void many(void)
+{
+	for (long i = 0; i < n; i++)
+		leaf();
+	mark();
+	sink++;
+}
+
+/* kill(pid, SIGUSR1) without libc: the signal comes at its return */
+NOINL void poke(void)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(62L), "D"(pid), "S"((long)SIGUSR1)
+			 : "rcx", "r11", "memory");
+	sink += (int)ret;
+}
+
+NOINL void on_usr1(int sig)
+{
+	(void)sig;
+	many();
+	sink++;
+}
+
+NOINL void rec(int depth)
+{
+	if (depth)
+		rec(depth - 1);
+	else if (with_signal)
+		poke();
+	else
+		many();
+	sink++;
+}
+
+NOINL void region(void)
+{
+	rec(10);
+	after();
+	sink++;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1)
+		n = atol(argv[1]);
+	with_signal = argc > 2 && !strcmp(argv[2], "sig");
+	signal(SIGUSR1, on_usr1);
+	pid = getpid();
+	region();
+	return 0;
+}
