@@ -80,10 +80,11 @@ static char ow_why[96]; /* the flight recorder on, overwrite mode not: why */
 static uint64_t fallbacks;
 static char fallback_why[160];
 
-/* Overwrite mode: the thread stopped while its records are read (its
- * stack is unwound after a gap), and the snapshots after a gap whose
- * frames were not found. */
+/* Overwrite mode: the thread, stopped or gone, whose records are read
+ * (its stack is unwound after a gap), whether that failed, and the
+ * snapshots after a gap whose frames were not found. */
 static pid_t placing;
+static int place_failed;
 static uint64_t unplaced;
 
 static struct xthread *xthread_of(pid_t tid)
@@ -218,7 +219,7 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		if (dcg_xl_place(d, r, n) == 0)
 			x->lost = 0; /* the stack is placed again */
 		else
-			unplaced++;
+			place_failed = 1;
 	}
 
 	size_t first = 0; /* the time of the first event (not of its registers) */
@@ -367,11 +368,12 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 			continue;
 		struct _stp_xl_stats st0, st1;
 		placing = d->tid == tid ? tid : 0; /* the others run on */
+		place_failed = 0;
 		_stp_xl_get_stats(X, &st0);
 		_stp_xl_drain(X, d->t);
 		_stp_xl_get_stats(X, &st1);
-		if (!placing && st1.overwritten > st0.overwritten)
-			unplaced++; /* a running thread: its stack cannot be unwound */
+		if (st1.overwritten > st0.overwritten && (!placing || place_failed))
+			unplaced++;
 		placing = 0;
 		dcg_flush_thread(d);
 	}
@@ -464,19 +466,21 @@ static void xl_off(struct dthread *d, enum dcg_off how, int last)
 	/* exit and exec: the thread or its memory is gone (thread_exit,
 	 * mem_changed) */
 	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) {
-		placing = how == DCG_OFF_SCRIPT ? d->tid : 0; /* stopped */
 		_stp_xl_thread_off(X, d->t);
-		placing = 0;
 		x->on = 0;
 	}
 }
 
+/* At a switch-off (the thread stopped, or gone: then not unwound). */
 static void xl_drain(struct dthread *d)
 {
 	struct xthread *x = xthread_of(d->tid);
 
-	if (!busy && x && x->on)
+	if (!busy && x && x->on) {
+		placing = d->tid;
 		_stp_xl_drain(X, d->t);
+		placing = 0;
+	}
 }
 
 /* Before a handler: in overwrite mode the records wait for a read. */
@@ -538,8 +542,8 @@ static void xl_report(char *how, size_t len)
 		snprintf(ow, sizeof ow,
 			 "; flight recorder on the engine's rings: %" PRIu64
 			 " records overwritten unread; in %" PRIu64
-			 " thread snapshots the frames entered meanwhile are missing: a running "
-			 "thread's stack is not unwound",
+			 " thread snapshots the frames entered meanwhile are missing: the thread "
+			 "was running, or its stack could not be unwound",
 			 st.overwritten, unplaced);
 	else if (overwrite)
 		snprintf(ow, sizeof ow,

@@ -154,9 +154,9 @@ static int root_index(struct dthread *d, const struct _stp_sym_frame *fr, int k)
 		uint64_t pc = i && !fr[i].activation ? fr[i].pc - 1 : fr[i].pc;
 		if (!fr[i + 1].sp)
 			return -1;
-		if (root->known ? slot == root->sp
-				: root->sp && slot >= root->sp &&
-				      dcg_func_of(d->pid, pc) == root->func)
+		if (root->known
+			? slot == root->sp
+			: root->sp && slot >= root->sp && dcg_func_of(d->pid, pc) == root->func)
 			return i;
 	}
 	return -1;
@@ -202,8 +202,8 @@ int dcg_xl_place(struct dthread *d, const struct xl_rec *r, size_t n)
 			goto out;
 		g[ng++] = w.m[i];
 	}
-	_stp_dbg(STP_DBG_DCG, 1, "thread %d: after lost records, %zu frames under the root", (int)d->tid,
-		 ng);
+	_stp_dbg(STP_DBG_DCG, 1, "thread %d: after lost records, %zu frames under the root",
+		 (int)d->tid, ng);
 	dcg_place_stack(d, g, ng, (int64_t)r[0].tsc);
 	rc = 0;
 out:
