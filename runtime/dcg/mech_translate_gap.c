@@ -144,19 +144,21 @@ static int unwind_now(struct dthread *d, struct _stp_sym_frame *fr)
 }
 
 /* The index of the root's frame in fr[0..k) (its slot: fr[i + 1].sp - 8),
- * or -1. */
+ * or -1: the frame of the root's function at its slot (entered at its
+ * start), or the innermost above the stack pointer it had (entered
+ * elsewhere). Not found after an exec (another image), nor for a root
+ * that has returned (its caller's slot is not known). */
 static int root_index(struct dthread *d, const struct _stp_sym_frame *fr, int k)
 {
 	const struct frame *root = &d->f[0];
 
-	for (int i = 0; i + 1 < k; i++) {
+	for (int i = 0; i + 1 < k && root->sp; i++) {
 		uint64_t slot = fr[i + 1].sp - 8;
 		uint64_t pc = i && !fr[i].activation ? fr[i].pc - 1 : fr[i].pc;
-		if (!fr[i + 1].sp)
+		if (!fr[i + 1].sp || (root->known && slot > root->sp))
 			return -1;
-		if (root->known
-			? slot == root->sp
-			: root->sp && slot >= root->sp && dcg_func_of(d->pid, pc) == root->func)
+		if ((root->known ? slot == root->sp : slot >= root->sp) &&
+		    dcg_func_of(d->pid, pc) == root->func)
 			return i;
 	}
 	return -1;
@@ -196,7 +198,7 @@ int dcg_xl_place(struct dthread *d, const struct xl_rec *r, size_t n)
 	}
 	/* then those that returned in the records, outermost first */
 	for (size_t i = w.nm; i-- > 0;) {
-		if (d->f[0].known && w.m[i].sp >= d->f[0].sp)
+		if (w.m[i].sp >= fr[ri + 1].sp - 8)
 			continue; /* the root's own return, or its caller's */
 		if (dcg_grow(&g, ng, &capg, sizeof *g) < 0)
 			goto out;
