@@ -205,8 +205,8 @@ static void on_jump(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp,
 
 /* After lost events: the frames of the root's callees as they are (g,
  * outermost first). The frames the shadow stack has in common with them
- * (by slot) stay; the others it has returned meanwhile; those it lacks
- * are entered now. */
+ * (the same slot, the same function at the end of its tail calls) stay;
+ * the others have returned meanwhile; those it lacks are entered now. */
 void dcg_place_stack(struct dthread *d, const struct dcg_frame_at *g, size_t n, int64_t ns)
 {
 	size_t i = 1, j = 0;
@@ -215,9 +215,13 @@ void dcg_place_stack(struct dthread *d, const struct dcg_frame_at *g, size_t n, 
 		return;
 	dcg_set_time(d, ns);
 	while (i < d->nf && j < n && d->f[i].known && d->f[i].sp == g[j].sp) {
-		while (i + 1 < d->nf && d->f[i + 1].known && d->f[i + 1].sp == g[j].sp)
-			i++; /* its tail calls */
-		i++, j++;
+		size_t last = i; /* its tail calls */
+		while (last + 1 < d->nf && d->f[last + 1].known && d->f[last + 1].sp == g[j].sp)
+			last++;
+		uint64_t f = d->f[last].func;
+		if (f != g[j].func && !dcg_same_func(d->pid, f, g[j].func))
+			break;
+		i = last + 1, j++;
 	}
 	while (d->nf > i)
 		pop(d, 0, 0, 0);

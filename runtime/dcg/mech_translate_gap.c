@@ -6,9 +6,10 @@
  * open; the records read after the gap tell which of those were entered
  * after it (a call's slot), and which frames open at the gap have
  * returned since (a return whose slot no call in them made). The frames
- * open at the gap are the first kind, minus the second's callees, then
- * the second, innermost last; the core's stack is put so before the
- * records go through it. What the records cannot tell is not made up: a
+ * open at the gap are those of the real stack the records do not enter,
+ * outermost first, then those that return in them, innermost last; the
+ * core's stack is put so before the records go through it (events.c,
+ * dcg_place_stack). What the records cannot tell is not made up: a
  * frame entered in the gap and left by longjmp after it, and the tail
  * calls of the gap (the function a frame is in now is shown). */
 #ifndef _GNU_SOURCE

@@ -2,7 +2,9 @@
  * region() enters rec() 11 levels deep, and the innermost calls many(),
  * which calls leaf() N times and then mark(), where the snapshot is
  * taken (or in after(), which region() calls when rec() has returned:
- * the frames open at the window's start return in it). With "sig", the innermost rec() calls poke() instead, whose
+ * the frames open at the window's start return in it). With "twice",
+ * region() then calls other(), which calls many() again: its frames
+ * take the slots of the first rec() and many(). With "sig", the innermost rec() calls poke() instead, whose
  * kill system call brings a SIGUSR1, and its handler calls many(). Built
  * at -O2: the stack is unwound by its CFI. */
 #include <signal.h>
@@ -14,7 +16,7 @@
 
 static volatile int sink;
 static long n = 1000;
-static int with_signal;
+static int with_signal, twice;
 static long pid;
 
 NOINL void leaf(void)
@@ -70,10 +72,18 @@ NOINL void rec(int depth)
 	sink++;
 }
 
+NOINL void other(void)
+{
+	many();
+	sink++;
+}
+
 NOINL void region(void)
 {
 	rec(10);
 	after();
+	if (twice)
+		other();
 	sink++;
 }
 
@@ -82,6 +92,7 @@ int main(int argc, char **argv)
 	if (argc > 1)
 		n = atol(argv[1]);
 	with_signal = argc > 2 && !strcmp(argv[2], "sig");
+	twice = argc > 2 && !strcmp(argv[2], "twice");
 	signal(SIGUSR1, on_usr1);
 	pid = getpid();
 	region();
