@@ -205,7 +205,7 @@ static void on_jump(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp,
 
 /* After lost events: the frames of the root's callees as they are (g,
  * outermost first). The frames the shadow stack has in common with them
- * (the same slot, the same function at the end of its tail calls) stay;
+ * from the root on (the same slot and function, tail calls too) stay;
  * the others have returned meanwhile; those it lacks are entered now. */
 void dcg_place_stack(struct dthread *d, const struct dcg_frame_at *g, size_t n, int64_t ns)
 {
@@ -214,19 +214,13 @@ void dcg_place_stack(struct dthread *d, const struct dcg_frame_at *g, size_t n, 
 	if (!d->on || !d->nf)
 		return;
 	dcg_set_time(d, ns);
-	while (i < d->nf && j < n && d->f[i].known && d->f[i].sp == g[j].sp) {
-		size_t last = i; /* its tail calls */
-		while (last + 1 < d->nf && d->f[last + 1].known && d->f[last + 1].sp == g[j].sp)
-			last++;
-		uint64_t f = d->f[last].func;
-		if (f != g[j].func && !dcg_same_func(d->pid, f, g[j].func))
-			break;
-		i = last + 1, j++;
-	}
+	while (i < d->nf && j < n && d->f[i].known && d->f[i].sp == g[j].sp &&
+	       (d->f[i].func == g[j].func || dcg_same_func(d->pid, d->f[i].func, g[j].func)))
+		i++, j++;
 	while (d->nf > i)
 		pop(d, 0, 0, 0);
 	for (; j < n; j++)
-		enter(d, 0, g[j].func, g[j].sp, 1, 0, g[j].sig);
+		enter(d, 0, g[j].func, g[j].sp, 1, g[j].tail, g[j].sig);
 }
 
 /* rsp is the slot of the innermost handler's frame: back in the handler

@@ -19,6 +19,7 @@
 #include "sink_out.h"
 #include "lang/debug.h"
 #include "sym/symbols.h"
+#include "arch/x86_64/insn.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -76,15 +77,80 @@ static int signal_of(struct dthread *d, uint64_t slot, uint64_t during, uint64_t
 	return some_signal(d->tid);
 }
 
+/* The function a call ending at ra called: a direct call, or one through
+ * memory at rip (-fno-plt), through a PLT stub's GOT slot; 0 if unknown
+ * (a call through a register). */
+static uint64_t called_before(const struct dcg_reader *rd, uint64_t ra)
+{
+	struct _stp_x86_insn in;
+	uint64_t to = 0;
+
+	if (_stp_dcg_read_insn(rd, ra - 5, &in) == 0 && in.len == 5 && in.kind == STP_X86_CALL)
+		to = in.target;
+	else if (_stp_dcg_read_insn(rd, ra - 6, &in) == 0 && in.len == 6 &&
+		 in.kind == STP_X86_CALL_IND && in.has_mem && in.mem.base == STP_X86_RIP &&
+		 rd->read(rd->ctx, ra + (uint64_t)in.mem.disp, &to, sizeof to) < 0)
+		return 0;
+	if (to && dcg_is_stub(rd, to)) {
+		uint64_t at = dcg_is_endbr(rd, to) ? to + 4 : to, slot;
+		if (_stp_dcg_read_insn(rd, at, &in) < 0 || !in.has_mem)
+			return 0;
+		slot = at + in.len + (uint64_t)in.mem.disp;
+		if (rd->read(rd->ctx, slot, &to, sizeof to) < 0)
+			return 0;
+	}
+	return to;
+}
+
+/* A frame at slot whose code is in func, called from before ra: the
+ * function called first when that is another (its tail calls led to
+ * func; those between are not known), then func. */
+static int add_frame(struct dthread *d, struct dcg_frame_at **g, size_t *ng, size_t *cap,
+		     uint64_t slot, uint64_t func, uint64_t ra, int sig)
+{
+	uint64_t first = sig ? 0 : called_before(&d->rd, ra);
+	int chain = first && dcg_func_start(d->pid, first) && first != func &&
+	    !dcg_same_func(d->pid, first, func);
+
+	if (dcg_grow(g, *ng, cap, sizeof **g) < 0 ||
+	    (chain && dcg_grow(g, *ng + 1, cap, sizeof **g) < 0))
+		return -1;
+	if (chain)
+		(*g)[(*ng)++] = (struct dcg_frame_at){slot, first, 0, 0};
+	(*g)[(*ng)++] = (struct dcg_frame_at){slot, func, sig, chain};
+	return 0;
+}
+
 /* The slots of the frames the records enter that are still open at
  * their end (p, outermost first), and the returns of frames they do not
  * enter (m, in order: innermost first). */
+struct ret_at {
+	uint64_t slot, func, ra;
+	int sig;
+};
 struct walk {
 	uint64_t *p;
 	size_t np, capp;
-	struct dcg_frame_at *m;
+	struct ret_at *m;
 	size_t nm, capm;
+	/* tail calls of frames open at the gap: the function each was in
+	 * before its first (by slot) */
+	struct ret_at *j;
+	size_t nj, capj;
 };
+
+/* The function the frame at slot was in at the gap, func if it made no
+ * tail call since (the note is taken: the slot may be used again). */
+static uint64_t before_jumps(struct walk *w, uint64_t slot, uint64_t func)
+{
+	for (size_t i = w->nj; i-- > 0;)
+		if (w->j[i].slot == slot) {
+			func = w->j[i].func;
+			w->j[i] = w->j[--w->nj];
+			break;
+		}
+	return func;
+}
 
 static int walk_records(struct dthread *d, struct walk *w, const struct xl_rec *r, size_t n)
 {
@@ -108,13 +174,26 @@ static int walk_records(struct dthread *d, struct walk *w, const struct xl_rec *
 			}
 			if (dcg_grow(&w->m, w->nm, &w->capm, sizeof *w->m) < 0)
 				return -1;
-			w->m[w->nm++] = (struct dcg_frame_at){
-			    slot, dcg_func_of(d->pid, from),
+			w->m[w->nm++] = (struct ret_at){
+			    slot, before_jumps(w, slot, dcg_func_of(d->pid, from)), r[i].to,
 			    dcg_restorer_at(&d->rd, r[i].to) ? some_signal(d->tid) : 0};
 		} else if (kind == XL_REC_JUMP) {
 			/* below the stack pointer nothing is open (longjmp) */
 			while (w->np && w->p[w->np - 1] < sp)
 				w->np--;
+			/* a tail call of a frame open at the gap (its slot at sp) */
+			if ((!w->np || w->p[w->np - 1] != sp) &&
+			    dcg_enters_func(&d->rd, from, r[i].to)) {
+				size_t k = 0;
+				while (k < w->nj && w->j[k].slot != sp)
+					k++;
+				if (k == w->nj &&
+				    dcg_grow(&w->j, w->nj, &w->capj, sizeof *w->j) < 0)
+					return -1;
+				if (k == w->nj)
+					w->j[w->nj++] =
+					    (struct ret_at){sp, dcg_func_of(d->pid, from), 0, 0};
+			}
 		}
 	}
 	return 0;
@@ -193,17 +272,18 @@ int dcg_xl_place(struct dthread *d, const struct xl_rec *r, size_t n)
 			goto out;
 		if (dcg_restorer_at(&d->rd, fr[i].pc) || entered(&w, slot))
 			continue;
-		if (dcg_grow(&g, ng, &capg, sizeof *g) < 0)
+		if (add_frame(d, &g, &ng, &capg, slot,
+			      before_jumps(&w, slot, dcg_func_of(d->pid, pc)), fr[i + 1].pc,
+			      sigs[i]) < 0)
 			goto out;
-		g[ng++] = (struct dcg_frame_at){slot, dcg_func_of(d->pid, pc), sigs[i]};
 	}
 	/* then those that returned in the records, outermost first */
 	for (size_t i = w.nm; i-- > 0;) {
-		if (w.m[i].sp >= fr[ri + 1].sp - 8)
+		const struct ret_at *m = &w.m[i];
+		if (m->slot >= fr[ri + 1].sp - 8)
 			continue; /* the root's own return, or its caller's */
-		if (dcg_grow(&g, ng, &capg, sizeof *g) < 0)
+		if (add_frame(d, &g, &ng, &capg, m->slot, m->func, m->ra, m->sig) < 0)
 			goto out;
-		g[ng++] = w.m[i];
 	}
 	_stp_dbg(STP_DBG_DCG, 1, "thread %d: after lost records, %zu frames under the root",
 		 (int)d->tid, ng);
@@ -212,6 +292,7 @@ int dcg_xl_place(struct dthread *d, const struct xl_rec *r, size_t n)
 out:
 	free(w.p);
 	free(w.m);
+	free(w.j);
 	free(g);
 	return rc;
 }

@@ -4,7 +4,9 @@
  * taken (or in after(), which region() calls when rec() has returned:
  * the frames open at the window's start return in it). With "twice",
  * region() then calls other(), which calls many() again: its frames
- * take the slots of the first rec() and many(). With "sig", the innermost rec() calls poke() instead, whose
+ * take the slots of the first rec() and many(). With "tail", the
+ * innermost rec() calls jumper() instead, whose leaves are followed by a
+ * tail call of tailee(). With "sig", the innermost rec() calls poke() instead, whose
  * kill system call brings a SIGUSR1, and its handler calls many(). Built
  * at -O2: the stack is unwound by its CFI. */
 #include <signal.h>
@@ -16,7 +18,7 @@
 
 static volatile int sink;
 static long n = 1000;
-static int with_signal, twice;
+static int with_signal, twice, tail;
 static long pid;
 
 NOINL void leaf(void)
@@ -40,6 +42,20 @@ NOINL void many(void)
 		leaf();
 	mark();
 	sink++;
+}
+
+NOINL int tailee(int x)
+{
+	sink += x;
+	return sink;
+}
+
+/* many()'s leaves, then a tail call (a jmp at -O2) */
+NOINL int jumper(int x)
+{
+	for (long i = 0; i < n; i++)
+		leaf();
+	return tailee(x + 1);
 }
 
 /* kill(pid, SIGUSR1) without libc: the signal comes at its return */
@@ -67,6 +83,8 @@ NOINL void rec(int depth)
 		rec(depth - 1);
 	else if (with_signal)
 		poke();
+	else if (tail)
+		sink += jumper(depth);
 	else
 		many();
 	sink++;
@@ -93,6 +111,7 @@ int main(int argc, char **argv)
 		n = atol(argv[1]);
 	with_signal = argc > 2 && !strcmp(argv[2], "sig");
 	twice = argc > 2 && !strcmp(argv[2], "twice");
+	tail = argc > 2 && !strcmp(argv[2], "tail");
 	signal(SIGUSR1, on_usr1);
 	pid = getpid();
 	region();

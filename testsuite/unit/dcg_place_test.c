@@ -68,10 +68,10 @@ static void describe(const struct dthread *d, char *buf, size_t len)
 	size_t n = 0;
 	for (size_t i = 3; i < d->nr; i++) {
 		const struct rec *r = &d->r[i];
-		const char *nm = r->name == A(fa)   ? "fa"
-			       : r->name == A(fb) ? "fb"
-			       : r->name == A(fc) ? "fc"
-			       : r->name == A(fd) ? "fd"
+		const char *nm = r->name == A(fa) ? "fa"
+		    : r->name == A(fb)		  ? "fb"
+		    : r->name == A(fc)		  ? "fc"
+		    : r->name == A(fd)		  ? "fd"
 						  : "?";
 		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%c%s@%u ",
 				      r->kind == DCG_CALL ? '+' : '-', nm, r->depth);
@@ -96,26 +96,32 @@ int main(void)
 {
 	/* the same frames: nothing changes */
 	check("dcg place: the same stack stays",
-	      (struct dcg_frame_at[]){{SP - 0x40, A(fc), 0}, {SP - 0x80, A(fb), 0}}, 2, "| 3 frames");
+	      (struct dcg_frame_at[]){{SP - 0x40, A(fc), 0, 0}, {SP - 0x80, A(fb), 0, 0}}, 2,
+	      "| 3 frames");
 	/* fb returned; fa entered from fc, in fb's slot */
 	check("dcg place: a frame gone, another in its slot",
-	      (struct dcg_frame_at[]){{SP - 0x40, A(fc), 0}, {SP - 0x80, A(fa), 0}}, 2,
+	      (struct dcg_frame_at[]){{SP - 0x40, A(fc), 0, 0}, {SP - 0x80, A(fa), 0, 0}}, 2,
 	      "-fb@2 +fa@2 | 3 frames");
 	/* deeper: fb still there, and two frames entered under it */
 	check("dcg place: frames missing under the ones kept",
-	      (struct dcg_frame_at[]){{SP - 0x40, A(fc), 0},
-				      {SP - 0x80, A(fb), 0},
-				      {SP - 0xc0, A(fa), 0},
-				      {SP - 0x100, A(fd), 0}},
+	      (struct dcg_frame_at[]){{SP - 0x40, A(fc), 0, 0},
+				      {SP - 0x80, A(fb), 0, 0},
+				      {SP - 0xc0, A(fa), 0, 0},
+				      {SP - 0x100, A(fd), 0, 0}},
 	      4, "+fa@3 +fd@4 | 5 frames");
+	/* fb tail-called fa meanwhile: fb stays, fa is entered at its slot */
+	check("dcg place: a tail call made meanwhile",
+	      (struct dcg_frame_at[]){
+		  {SP - 0x40, A(fc), 0, 0}, {SP - 0x80, A(fb), 0, 0}, {SP - 0x80, A(fa), 0, 1}},
+	      3, "+fa@3 | 4 frames");
 	/* back in the root: every callee closed, innermost first */
 	check("dcg place: back in the root", NULL, 0, "-fb@2 -fc@1 | 1 frames");
 	/* a signal handler's frame: its call has the signal */
 	struct dthread *d = thread_in_fb();
 	dcg_place_stack(d,
-			(struct dcg_frame_at[]){{SP - 0x40, A(fc), 0},
-						{SP - 0x80, A(fb), 0},
-						{SP - 0x400, A(fa), 10}},
+			(struct dcg_frame_at[]){{SP - 0x40, A(fc), 0, 0},
+						{SP - 0x80, A(fb), 0, 0},
+						{SP - 0x400, A(fa), 10, 0}},
 			3, 5000);
 	unit_result("dcg place: a handler's frame entered with its signal",
 		    d->nr == 4 && d->r[3].kind == DCG_CALL && d->r[3].sig == 10 && d->nf == 4 &&
