@@ -9,9 +9,10 @@
  * open at the gap are those of the real stack the records do not enter,
  * outermost first, then those that return in them, innermost last; the
  * core's stack is put so before the records go through it (events.c,
- * dcg_place_stack). What the records cannot tell is not made up: a
- * frame entered in the gap and left by longjmp after it, and the tail
- * calls of the gap (the function a frame is in now is shown). */
+ * dcg_place_stack). A frame's tail calls in the gap show as the
+ * function its caller called and the one it is in now (add_frame). What
+ * the records cannot tell is not made up: a frame entered in the gap and
+ * left by longjmp after it, the tail calls between those two. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
