@@ -109,3 +109,55 @@ void _stp_pt_stop_all_end(struct _stp_pt_proc *p)
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
 		_stp_pt_resume_thread(t);
 }
+
+/* One running thread stopped for the caller, synchronously: only its own
+ * wait statuses are taken (those of the others stay for the loop), and a
+ * stop that is not our interrupt's is queued for the loop. */
+int _stp_pt_stop_thread(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_proc *p = t->proc;
+	int st = 0, rc = 1;
+	pid_t pid;
+
+	if (t->state != PT_RUNNING || t->new_thread)
+		return t->state == PT_STOPPED && !t->has_status ? 0 : -EAGAIN;
+	if (!t->interrupt_pending) {
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+			return -errno;
+		t->interrupt_pending = 1;
+	}
+	p->stopping++; /* its status queued unless it is our stop */
+	for (int again = 0; t->state == PT_RUNNING;) {
+		pid = waitpid(t->tid, &st, __WALL);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0) {
+			rc = -errno;
+			break;
+		}
+		_stp_pt_on_wait(p->s, pid, st);
+		/* an int3 hit the interrupt overtook: let it be reported first
+		 * (queued), as _stp_pt_stop_all does */
+		if (t->state == PT_STOPPED && !t->has_status && !again && sigtrap_pending(t) &&
+		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			t->state = PT_RUNNING;
+			t->regs_valid = 0;
+			t->interrupt_pending = 1;
+			again = 1;
+		}
+	}
+	p->stopping--;
+	if (rc < 0 || t->state != PT_STOPPED || t->has_status)
+		return rc < 0 ? rc : -EAGAIN;
+	/* the stop we asked for: the mechanism's registers made native */
+	p->s->stats.stops++;
+	t->regs_valid = 0;
+	if (t->hooks && t->hooks->stop && !p->s->detaching)
+		t->hooks->stop(t, st, t->hooks_data);
+	return 1;
+}
+
+void _stp_pt_stop_thread_end(struct _stp_pt_thread *t)
+{
+	_stp_pt_resume_thread(t);
+}
