@@ -86,6 +86,8 @@ static char fallback_why[160];
 static pid_t placing;
 static int place_failed;
 static uint64_t unplaced;
+static int no_stop; /* STAP_DCG_SNAPSHOT_NOSTOP=1: read running threads as
+		     * they run (bench/dcg-snapshot-bench.sh compares) */
 
 static struct xthread *xthread_of(pid_t tid)
 {
@@ -354,7 +356,10 @@ static int shadow_stack(pid_t tid)
 	return on;
 }
 
-/* A snapshot: the threads' records read first (overwrite mode). */
+/* A snapshot: the threads' records read first (overwrite mode), each
+ * thread stopped meanwhile (a running one for the read: its stack can
+ * then be unwound, its registers made native by the engine's stop hook;
+ * one that stopped for something else at that moment is read running). */
 static void before_snapshot(pid_t pid, pid_t tid, int all)
 {
 	(void)pid;
@@ -367,11 +372,14 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 		    (!all && d->tid != tid))
 			continue;
 		struct _stp_xl_stats st0, st1;
-		placing = d->tid == tid ? tid : 0; /* the others run on */
+		int held = d->tid == tid ? 0 : no_stop ? -1 : _stp_pt_stop_thread(d->t);
+		placing = held >= 0 ? d->tid : 0;
 		place_failed = 0;
 		_stp_xl_get_stats(X, &st0);
 		_stp_xl_drain(X, d->t);
 		_stp_xl_get_stats(X, &st1);
+		if (held > 0)
+			_stp_pt_stop_thread_end(d->t);
 		if (st1.overwritten > st0.overwritten && (!placing || place_failed))
 			unplaced++;
 		placing = 0;
@@ -403,6 +411,8 @@ static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 		return;
 	cfg->overwrite = overwrite = 1;
 	cfg->ring_bytes = bytes;
+	const char *ns = getenv("STAP_DCG_SNAPSHOT_NOSTOP");
+	no_stop = ns && *ns == '1';
 	dcg_run_on_snapshot(before_snapshot);
 }
 
@@ -575,6 +585,7 @@ static void xl_finish(void)
 	fallback_why[0] = '\0';
 	overwrite = 0;
 	unplaced = 0;
+	no_stop = 0;
 	ow_why[0] = '\0';
 }
 

@@ -7,8 +7,11 @@
  * take the slots of the first rec() and many(). With "tail", the
  * innermost rec() calls jumper() instead, whose leaves are followed by a
  * tail call of tailee(). With "sig", the innermost rec() calls poke() instead, whose
- * kill system call brings a SIGUSR1, and its handler calls many(). Built
- * at -O2: the stack is unwound by its CFI. */
+ * kill system call brings a SIGUSR1, and its handler calls many(). With
+ * "thread", a second thread runs region() while the first calls tick()
+ * every 5 ms until it is done. Built at -O2: the stack is unwound by its
+ * CFI. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,8 +108,25 @@ NOINL void region(void)
 	sink++;
 }
 
+static volatile int done;
+
+NOINL void tick(void)
+{
+	__asm__ volatile("");
+}
+
+static void *runner(void *arg)
+{
+	(void)arg;
+	region();
+	done = 1;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
+	pthread_t th;
+
 	if (argc > 1)
 		n = atol(argv[1]);
 	with_signal = argc > 2 && !strcmp(argv[2], "sig");
@@ -114,6 +134,15 @@ int main(int argc, char **argv)
 	tail = argc > 2 && !strcmp(argv[2], "tail");
 	signal(SIGUSR1, on_usr1);
 	pid = getpid();
+	if (argc > 2 && !strcmp(argv[2], "thread")) {
+		if (pthread_create(&th, NULL, runner, NULL))
+			return 1;
+		while (!done) {
+			tick();
+			usleep(5000);
+		}
+		return pthread_join(th, NULL);
+	}
 	region();
 	return 0;
 }
