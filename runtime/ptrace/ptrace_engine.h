@@ -283,7 +283,8 @@ int _stp_pt_interrupt(struct _stp_pt_thread *t);
  * 1: stopped for the caller until _stp_pt_stop_thread_end(t), which
  * resumes it; 0: it was stopped already (nothing to end); -EAGAIN: it
  * stopped for something else or exited (that is left to the loop, it
- * stays stopped till then); -errno. Callable from handlers. */
+ * stays stopped till then), or is a zombie (it runs on); -errno. Never
+ * blocks: it polls for the stop. Callable from handlers. */
 int _stp_pt_stop_thread(struct _stp_pt_thread *t);
 void _stp_pt_stop_thread_end(struct _stp_pt_thread *t);
 /* Is one of the engine's int3s in memory at addr in p's address space? */

@@ -2,6 +2,7 @@
 #include "ptrace_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -127,13 +128,26 @@ int _stp_pt_stop_thread(struct _stp_pt_thread *t)
 		t->interrupt_pending = 1;
 	}
 	p->stopping++; /* its status queued unless it is our stop */
-	for (int again = 0; t->state == PT_RUNNING;) {
-		pid = waitpid(t->tid, &st, __WALL);
+	for (int again = 0, tries = 0; t->state == PT_RUNNING;) {
+		pid = waitpid(t->tid, &st, __WALL | WNOHANG);
 		if (pid < 0 && errno == EINTR)
 			continue;
 		if (pid < 0) {
 			rc = -errno;
 			break;
+		}
+		if (pid == 0) {
+			/* not blocking: a zombie leader would never stop (its
+			 * interrupt stays pending, its exit comes later) */
+			if (++tries % 128 == 0 && is_zombie(t)) {
+				rc = -EAGAIN;
+				break;
+			}
+			if (tries < 128)
+				sched_yield(); /* it may need our CPU to stop */
+			else
+				usleep(100);
+			continue;
 		}
 		_stp_pt_on_wait(p->s, pid, st);
 		/* an int3 hit the interrupt overtook: let it be reported first
