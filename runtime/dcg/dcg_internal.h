@@ -180,6 +180,17 @@ extern uint64_t dcg_quick_gen;
 /* rsp is the slot of the innermost handler's frame: back in the handler
  * from a callee, or the handler's tail call (not a new signal). */
 int dcg_in_handler_frame(struct dthread *d, uint64_t rsp);
+/* Events were lost in d and its stack is found again: g[0..n), the
+ * frames under the root, outermost first, each by its return-address
+ * slot and function (sig: a signal handler's, the signal; tail: entered
+ * by a tail call of the frame before, at the same slot). The shadow
+ * stack is put right at ns: frames gone are closed, frames missing
+ * entered, as returns and calls. */
+struct dcg_frame_at {
+	uint64_t sp, func;
+	int sig, tail;
+};
+void dcg_place_stack(struct dthread *d, const struct dcg_frame_at *g, size_t n, int64_t ns);
 
 /* ---- records.c ---- */
 /* A call or return: a record for the tree, or the script's probes when

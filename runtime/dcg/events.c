@@ -203,6 +203,26 @@ static void on_jump(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp,
 		enter(d, from, to, top->sp, top->known, 1, 0);
 }
 
+/* After lost events: the frames of the root's callees as they are (g,
+ * outermost first). The frames the shadow stack has in common with them
+ * from the root on (the same slot and function, tail calls too) stay;
+ * the others have returned meanwhile; those it lacks are entered now. */
+void dcg_place_stack(struct dthread *d, const struct dcg_frame_at *g, size_t n, int64_t ns)
+{
+	size_t i = 1, j = 0;
+
+	if (!d->on || !d->nf)
+		return;
+	dcg_set_time(d, ns);
+	while (i < d->nf && j < n && d->f[i].known && d->f[i].sp == g[j].sp &&
+	       (d->f[i].func == g[j].func || dcg_same_func(d->pid, d->f[i].func, g[j].func)))
+		i++, j++;
+	while (d->nf > i)
+		pop(d, 0, 0, 0);
+	for (; j < n; j++)
+		enter(d, 0, g[j].func, g[j].sp, 1, g[j].tail, g[j].sig);
+}
+
 /* rsp is the slot of the innermost handler's frame: back in the handler
  * from a callee, or the handler's tail call (not a new signal). */
 int dcg_in_handler_frame(struct dthread *d, uint64_t rsp)

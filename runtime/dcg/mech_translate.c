@@ -23,12 +23,16 @@
  * fallback and the thread's end; its records go through the core into
  * the recorder as ever, the older ones giving the frames open at the
  * window's start. Records overwritten before a read are lost to the
- * core, which mends its stack by the stack pointer (events.c). */
+ * core, which mends its stack by the stack pointer (events.c); when the
+ * thread is stopped at the read (a snapshot in its own handler, a
+ * switch-off), the frames it entered meanwhile are found on its real
+ * stack and in the returns read (mech_translate_gap.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "dcg_internal.h"
 #include "dcg.h"
+#include "mech_translate_gap.h"
 #include "sink_run.h"
 #include "lang/debug.h"
 #include "ptrace/ptrace_engine.h"
@@ -76,6 +80,15 @@ static int overwrite;	/* the rings in overwrite mode (the flight recorder) */
 static char ow_why[96]; /* the flight recorder on, overwrite mode not: why */
 static uint64_t fallbacks;
 static char fallback_why[160];
+
+/* Overwrite mode: the thread, stopped or gone, whose records are read
+ * (its stack is unwound after a gap), whether that failed, and the
+ * snapshots after a gap whose frames were not found. */
+static pid_t placing;
+static int place_failed;
+static uint64_t unplaced;
+static int no_stop; /* STAP_DCG_SNAPSHOT_NOSTOP=1: read running threads as
+		     * they run (bench/dcg-snapshot-bench.sh compares) */
 
 static struct xthread *xthread_of(pid_t tid)
 {
@@ -205,6 +218,13 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		return;
 	struct xthread *x = xthread_of(d->tid), *xr = capture ? x : NULL;
 	busy++;
+	if (x && x->lost && d->tid == placing) { /* mech_translate_gap.c */
+		if (dcg_xl_place(d, r, n) == 0)
+			x->lost = 0; /* the stack is placed again */
+		else
+			place_failed = 1;
+	}
+
 	size_t first = 0; /* the time of the first event (not of its registers) */
 	while (first + 1 < n && r[first].from_kind >> XL_KIND_SHIFT == XL_REC_ARGS)
 		first++;
@@ -337,7 +357,10 @@ static int shadow_stack(pid_t tid)
 	return on;
 }
 
-/* A snapshot: the threads' records read first (overwrite mode). */
+/* A snapshot: the threads' records read first (overwrite mode), each
+ * thread stopped meanwhile (a running one for the read: its stack can
+ * then be unwound, its registers made native by the engine's stop hook;
+ * one that stopped for something else at that moment is read running). */
 static void before_snapshot(pid_t pid, pid_t tid, int all)
 {
 	(void)pid;
@@ -349,7 +372,18 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 		if (!d->on || d->mech != &dcg_mech_translate || !x || !x->on ||
 		    (!all && d->tid != tid))
 			continue;
+		struct _stp_xl_stats st0, st1;
+		int held = d->tid == tid ? 0 : no_stop ? -1 : _stp_pt_stop_thread(d->t);
+		placing = held >= 0 ? d->tid : 0;
+		place_failed = 0;
+		_stp_xl_get_stats(X, &st0);
 		_stp_xl_drain(X, d->t);
+		_stp_xl_get_stats(X, &st1);
+		if (held > 0)
+			_stp_pt_stop_thread_end(d->t);
+		if (st1.overwritten > st0.overwritten && (!placing || place_failed))
+			unplaced++;
+		placing = 0;
 		dcg_flush_thread(d);
 	}
 }
@@ -387,6 +421,8 @@ static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 		return;
 	cfg->overwrite = overwrite = 1;
 	cfg->ring_bytes = bytes;
+	const char *ns = getenv("STAP_DCG_SNAPSHOT_NOSTOP");
+	no_stop = ns && *ns == '1';
 	dcg_run_on_snapshot(before_snapshot);
 }
 
@@ -455,12 +491,16 @@ static void xl_off(struct dthread *d, enum dcg_off how, int last)
 	}
 }
 
+/* At a switch-off (the thread stopped, or gone: then not unwound). */
 static void xl_drain(struct dthread *d)
 {
 	struct xthread *x = xthread_of(d->tid);
 
-	if (!busy && x && x->on)
+	if (!busy && x && x->on) {
+		placing = d->tid;
 		_stp_xl_drain(X, d->t);
+		placing = 0;
+	}
 }
 
 /* Before a handler: in overwrite mode the records wait for a read. */
@@ -508,7 +548,7 @@ static void xl_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem wha
 static void xl_report(char *how, size_t len)
 {
 	struct _stp_xl_stats st;
-	char fb[256] = "", ow[160] = "", rf[160] = "";
+	char fb[256] = "", ow[256] = "", rf[160] = "";
 
 	if (!X)
 		return;
@@ -523,7 +563,14 @@ static void xl_report(char *how, size_t len)
 			 "; rings full %" PRIu64 " times: %" PRIu64 " waits, %" PRIu64
 			 " stops, %.3f ms waited",
 			 st.ring_full, st.ring_waits, st.ring_stops, (double)st.ring_wait_ns / 1e6);
-	if (overwrite)
+	if (overwrite && unplaced)
+		snprintf(ow, sizeof ow,
+			 "; flight recorder on the engine's rings: %" PRIu64
+			 " records overwritten unread; in %" PRIu64
+			 " thread snapshots the frames entered meanwhile are missing: the thread "
+			 "was running, or its stack could not be unwound",
+			 st.overwritten, unplaced);
+	else if (overwrite)
 		snprintf(ow, sizeof ow,
 			 "; flight recorder on the engine's rings: %" PRIu64
 			 " records overwritten unread",
@@ -553,6 +600,8 @@ static void xl_finish(void)
 	fallbacks = 0;
 	fallback_why[0] = '\0';
 	overwrite = 0;
+	unplaced = 0;
+	no_stop = 0;
 	ow_why[0] = '\0';
 }
 

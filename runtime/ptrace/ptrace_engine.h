@@ -291,6 +291,15 @@ int _stp_pt_step_insn(struct _stp_pt_thread *t);
  * loop like any other (hooks too), and it resumes. 1 if it was running,
  * 0 if it is stopped already, -errno. */
 int _stp_pt_interrupt(struct _stp_pt_thread *t);
+/* Stop running thread t now and wait for it (its own wait statuses only):
+ * its stop hook runs (registers native), nothing else of the loop does.
+ * 1: stopped for the caller until _stp_pt_stop_thread_end(t), which
+ * resumes it; 0: it was stopped already (nothing to end); -EAGAIN: it
+ * stopped for something else or exited (that is left to the loop, it
+ * stays stopped till then), or is a zombie (it runs on); -errno. Never
+ * blocks: it polls for the stop. Callable from handlers. */
+int _stp_pt_stop_thread(struct _stp_pt_thread *t);
+void _stp_pt_stop_thread_end(struct _stp_pt_thread *t);
 /* Is one of the engine's int3s in memory at addr in p's address space? */
 int _stp_pt_bkpt_at(struct _stp_pt_proc *p, uint64_t addr);
 /* The out-of-line copy of the instruction under the breakpoint at addr

@@ -2,6 +2,7 @@
 #include "ptrace_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -108,4 +109,69 @@ void _stp_pt_stop_all_end(struct _stp_pt_proc *p)
 		return;
 	for (struct _stp_pt_thread *t = p->threads; t; t = t->next)
 		_stp_pt_resume_thread(t);
+}
+
+/* One running thread stopped for the caller, synchronously: only its own
+ * wait statuses are taken (those of the others stay for the loop), and a
+ * stop that is not our interrupt's is queued for the loop. */
+int _stp_pt_stop_thread(struct _stp_pt_thread *t)
+{
+	struct _stp_pt_proc *p = t->proc;
+	int st = 0, rc = 1;
+	pid_t pid;
+
+	if (t->state != PT_RUNNING || t->new_thread)
+		return t->state == PT_STOPPED && !t->has_status ? 0 : -EAGAIN;
+	if (!t->interrupt_pending) {
+		if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+			return -errno;
+		t->interrupt_pending = 1;
+	}
+	p->stopping++; /* its status queued unless it is our stop */
+	for (int again = 0, tries = 0; t->state == PT_RUNNING;) {
+		pid = waitpid(t->tid, &st, __WALL | WNOHANG);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0) {
+			rc = -errno;
+			break;
+		}
+		if (pid == 0) {
+			/* not blocking: a zombie leader would never stop (its
+			 * interrupt stays pending, its exit comes later) */
+			if (++tries % 128 == 0 && is_zombie(t)) {
+				rc = -EAGAIN;
+				break;
+			}
+			if (tries < 128)
+				sched_yield(); /* it may need our CPU to stop */
+			else
+				usleep(100);
+			continue;
+		}
+		_stp_pt_on_wait(p->s, pid, st);
+		/* an int3 hit the interrupt overtook: let it be reported first
+		 * (queued), as _stp_pt_stop_all does */
+		if (t->state == PT_STOPPED && !t->has_status && !again && sigtrap_pending(t) &&
+		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			t->state = PT_RUNNING;
+			t->regs_valid = 0;
+			t->interrupt_pending = 1;
+			again = 1;
+		}
+	}
+	p->stopping--;
+	if (rc < 0 || t->state != PT_STOPPED || t->has_status)
+		return rc < 0 ? rc : -EAGAIN;
+	/* the stop we asked for: the mechanism's registers made native */
+	p->s->stats.stops++;
+	t->regs_valid = 0;
+	if (t->hooks && t->hooks->stop && !p->s->detaching)
+		t->hooks->stop(t, st, t->hooks_data);
+	return 1;
+}
+
+void _stp_pt_stop_thread_end(struct _stp_pt_thread *t)
+{
+	_stp_pt_resume_thread(t);
 }

@@ -616,6 +616,7 @@ size_t _stp_sym_fileline(struct _stp_symtab *st, uint64_t addr, char *buf, size_
 
 struct unwind_acc {
 	uint64_t *pcs;
+	struct _stp_sym_frame *fr; /* or the frames, with rsp */
 	int n, max;
 };
 
@@ -623,10 +624,19 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct unwind_acc *u = arg;
 	Dwarf_Addr pc;
+	Dwarf_Word sp = 0;
+	bool act = false;
 
-	if (!dwfl_frame_pc(state, &pc, NULL))
+	if (!dwfl_frame_pc(state, &pc, &act))
 		return DWARF_CB_ABORT;
-	u->pcs[u->n++] = pc;
+	if (u->fr) {
+		if (dwfl_frame_reg(state, 7, &sp) != 0)
+			sp = 0;
+		u->fr[u->n] = (struct _stp_sym_frame){pc, sp, act};
+		u->n++;
+	} else {
+		u->pcs[u->n++] = pc;
+	}
 	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
@@ -725,12 +735,26 @@ int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, ui
 	return _stp_sym_unwind_with(st, tid, dregs, NULL, NULL, pcs, max);
 }
 
+static int unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, _stp_sym_read_fn read,
+		  void *arg, struct unwind_acc u);
+
 int _stp_sym_unwind_with(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs,
 			 _stp_sym_read_fn read, void *arg, uint64_t *pcs, int max)
 {
-	struct unwind_acc u = {pcs, 0, max};
+	return unwind(st, tid, dregs, read, arg, (struct unwind_acc){pcs, NULL, 0, max});
+}
 
+int _stp_sym_unwind_frames(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs,
+			   _stp_sym_read_fn read, void *arg, struct _stp_sym_frame *fr, int max)
+{
+	return unwind(st, tid, dregs, read, arg, (struct unwind_acc){NULL, fr, 0, max});
+}
+
+static int unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, _stp_sym_read_fn read,
+		  void *arg, struct unwind_acc u)
+{
 	uint64_t own[17];
+	int max = u.max;
 
 	if (max <= 0)
 		return 0;

@@ -125,6 +125,15 @@ int _stp_sym_unwind(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs, ui
 int _stp_sym_unwind_with(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs,
 			 _stp_sym_read_fn read, void *arg, uint64_t *pcs, int max);
 
+/* The same, each frame with its rsp (0: not known) and whether its pc is
+ * where it was interrupted (a signal frame's caller: no pc-1). */
+struct _stp_sym_frame {
+	uint64_t pc, sp;
+	int activation;
+};
+int _stp_sym_unwind_frames(struct _stp_symtab *st, pid_t tid, const uint64_t *dregs,
+			   _stp_sym_read_fn read, void *arg, struct _stp_sym_frame *fr, int max);
+
 /* Demangle a C++ name (NULL if not mangled or no demangler); malloc'd. */
 char *_stp_sym_demangle(const char *name);
 

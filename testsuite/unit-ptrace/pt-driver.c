@@ -44,6 +44,10 @@
  *   -G        the same, stepping even signals without a handler
  *   -T        print "threads started=N": thread_start callbacks (with
  *             -X, those of the threads there at attach count too)
+ *   -H N      at every N-th hit, stop each other thread that runs
+ *             (_stp_pt_stop_thread: in tracing stop, registers readable),
+ *             then resume it; prints "threads held" when some were and
+ *             none failed
  *   -v        engine debug messages
  * The target's own output goes to stdout before ours (it is flushed when
  * it exits, or we wait for it after detaching). */
@@ -151,12 +155,55 @@ static void sigstep_addrs(pid_t pid)
 static int count_threads;
 static uint64_t threads_started;
 
+/* -H: the threads started (not the main one), until they exit */
+static uint64_t hold_every, held, hold_failed;
+static struct _stp_pt_thread *known[256];
+static int nknown;
+
 static void cb_thread_start(struct _stp_pt_thread *t, void *user)
 {
 	(void)user;
 	threads_started++;
+	if (nknown < 256)
+		known[nknown++] = t;
 	if (sigstep_on)
 		_stp_pt_signal_step(t, on_sigstep, NULL);
+}
+
+static void cb_thread_exit(struct _stp_pt_thread *t, int status, void *user)
+{
+	(void)status;
+	(void)user;
+	for (int i = 0; i < nknown; i++)
+		if (known[i] == t)
+			known[i--] = known[--nknown];
+}
+
+static char thread_state(pid_t pid);
+
+static void hold_others(struct _stp_pt_thread *t)
+{
+	struct user_regs_struct r;
+
+	for (int i = 0; i < nknown; i++) {
+		if (known[i] == t)
+			continue;
+		int rc = _stp_pt_stop_thread(known[i]);
+		if (rc == 1) {
+			char st = thread_state(_stp_pt_tid(known[i]));
+			if (st != 't' || _stp_pt_get_regs(known[i], &r) < 0) {
+				printf("FAIL: thread %d held: state %c\n", (int)_stp_pt_tid(known[i]),
+				       st);
+				hold_failed++;
+			}
+			_stp_pt_stop_thread_end(known[i]);
+			held++;
+		} else if (rc < 0 && rc != -EAGAIN) {
+			printf("FAIL: stop thread %d: %s\n", (int)_stp_pt_tid(known[i]),
+			       strerror(-rc));
+			hold_failed++;
+		}
+	}
 }
 
 static struct _stp_pt_probe *placed[64];
@@ -392,6 +439,8 @@ static int on_entry(struct _stp_pt_thread *t, struct _stp_pt_probe *p, void *dat
 		*_stp_pt_thread_user(t) = end;
 		_stp_pt_step_mode(t, s->step, step_fn, s);
 	}
+	if (hold_every && total_hits % hold_every == 0)
+		hold_others(t);
 	if (sigint_after && total_hits == sigint_after)
 		kill(getpid(), SIGINT);
 	if (kill_after && total_hits == kill_after) {
@@ -719,6 +768,8 @@ static void report(void)
 		       (unsigned long long)sys_exits);
 	if (count_threads)
 		printf("threads started=%llu\n", (unsigned long long)threads_started);
+	if (held && !hold_failed)
+		printf("threads held\n");
 	if (sigstep_on) {
 		printf("sigstep on_sig calls=%llu\n", (unsigned long long)sig_calls);
 		printf("sigstep on_info calls=%llu\n", (unsigned long long)info_calls);
@@ -767,7 +818,7 @@ int main(int argc, char **argv)
 	size_t before_len = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yl:egGT")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yl:egGTH:")) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'r':
@@ -845,6 +896,9 @@ int main(int argc, char **argv)
 		case 'T':
 			count_threads = 1;
 			break;
+		case 'H':
+			hold_every = strtoull(optarg, NULL, 0);
+			break;
 		case 'v':
 			_stp_pt_set_debug(1);
 			break;
@@ -861,6 +915,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	cb.exec = cb_exec;
 	cb.thread_start = cb_thread_start;
+	cb.thread_exit = cb_thread_exit;
 	cb.fork = cb_fork;
 	cb.proc_exit = cb_proc_exit;
 	cb.other_exit = cb_other_exit;
