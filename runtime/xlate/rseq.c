@@ -343,10 +343,11 @@ static void cold_copy(struct tctx *c, struct cold *k)
 	store_cs(c, desc); /* the copy's first instruction follows at once */
 	uint64_t copy = xl_emit_here(&c->e);
 	c->e.st = (struct xl_state){.kind = XL_ST_RSEQ, .pc = s->abort};
+	for (int i = 0; i < n; i++)
+		lab[i].off = -1; /* unbound, also for a jump forward to it */
 	for (int i = 0; i < n; i++) {
 		const struct xl_insn *in = &ins[i];
 		uint8_t b[16];
-		lab[i].off = -1;
 		xl_emit_bind(&c->e, &lab[i]);
 		if (in->cls == XL_I_PLAIN) {
 			if (xl_relocate(in, xl_emit_here(&c->e), b) < 0) {
