@@ -702,6 +702,24 @@ static int collect_entry(struct expr *e, void *arg)
 	return 1;
 }
 
+/* A hidden probe at pt running p for `of` (@entry saves of a .return,
+ * entry values of a statement), added to the session's probes. */
+static struct derived_probe *push_hidden_probe(struct elab *c, struct derived_probe *of,
+					       struct probe *p, struct proc_point *pt)
+{
+	struct derived_probe *dp = xcalloc(1, sizeof *dp);
+
+	*dp = *of;
+	dp->kind = PK_PROCESS_FUNCTION;
+	dp->probe = p;
+	dp->addr = pt->pc;
+	dp->proc = pt;
+	dp->more = NULL;
+	dp->entry_of = of;
+	dp->id = c->s->probes.n;
+	vec_push(&c->s->probes, dp);
+	return dp;
+}
 /* The hidden probe saving the values of a .return probe's @entry. */
 static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct entries *en)
 {
@@ -725,19 +743,10 @@ static void add_entry_probe(struct elab *c, struct derived_probe *ret, struct en
 		st->value = call;
 		vec_push(&p->body->stmts, st);
 	}
-	struct derived_probe *dp = xcalloc(1, sizeof *dp);
-	*dp = *ret;
-	dp->kind = PK_PROCESS_FUNCTION;
+	struct derived_probe *dp = push_hidden_probe(c, ret, p, pt);
 	size_t n = strlen(ret->pp), r = strlen(".return");
 	if (n > r && !strcmp(ret->pp + n - r, ".return"))
 		dp->pp = xstrndup(ret->pp, n - r);
-	dp->probe = p;
-	dp->addr = pt->pc;
-	dp->proc = pt;
-	dp->more = NULL;
-	dp->entry_of = ret;
-	dp->id = c->s->probes.n;
-	vec_push(&c->s->probes, dp);
 }
 
 /* The registers (bits) a lowered body reads as they were at its
@@ -785,16 +794,7 @@ static void add_entry_value_probe(struct elab *c, struct derived_probe *dp, unsi
 				       (struct expr *[]){lower_num(tok, r), val});
 		vec_push(&p->body->stmts, st);
 	}
-	struct derived_probe *h = xcalloc(1, sizeof *h);
-	*h = *dp;
-	h->kind = PK_PROCESS_FUNCTION;
-	h->probe = p;
-	h->addr = pt->pc;
-	h->proc = pt;
-	h->more = NULL;
-	h->entry_of = dp;
-	h->id = c->s->probes.n;
-	vec_push(&c->s->probes, h);
+	push_hidden_probe(c, dp, p, pt);
 }
 
 static int defined_only(struct expr *e, void *arg)
