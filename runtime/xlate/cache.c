@@ -464,6 +464,7 @@ void xl_invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi)
 	}
 	if (n) {
 		xt->gen++; /* a stopped thread cannot go back into them */
+		xl_sigret_forget(xt);
 		xl_debug("%d blocks of %d invalidated at %#llx-%#llx", n, (int)xt->tid,
 			 (unsigned long long)lo, (unsigned long long)hi);
 	}
@@ -500,4 +501,5 @@ void xl_cache_free(struct xl_thread *xt)
 	xt->code_bytes = 0;
 	xt->shadow_used = 0;
 	xt->gen++;
+	xl_sigret_forget(xt);
 }

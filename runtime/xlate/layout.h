@@ -115,6 +115,8 @@ struct xl_rseq_cs {
 } __attribute__((aligned(32)));
 #define XL_RSEQ_SHADOWS 32
 
+#define XL_SIGRETS 4
+
 /* Answers carry this bit (an address alone may be 0 = "go native"). */
 #define XL_ANSWERED (1ull << 63)
 
@@ -162,8 +164,12 @@ struct xl_ctl {
 	 * run). */
 	uint32_t wake, waiting;
 	uint64_t wait_ns, wait_tsc, read_tsc;
+	/* Where frames of signals being handled go back to: a native pc and
+	 * its cache entry, learnt at the handler's entry (thread.c) so that
+	 * the agent's rt_sigreturn rings no doorbell; 0 when blocks go. */
+	uint64_t sigret_pc[XL_SIGRETS], sigret_to[XL_SIGRETS];
 	/* counters (the agent's; tsc_waited: TSC ticks waited for room) */
-	uint64_t n_agent, n_dir_hits, n_doorbells;
+	uint64_t n_agent, n_dir_hits, n_doorbells, n_sigret_known;
 	uint64_t n_full, n_waits, n_full_doorbells, tsc_waited;
 	/* rseq: the descriptors of the copies of critical sections in this
 	 * thread's cache (rseq_cs points to one while its copy runs) */

@@ -442,6 +442,34 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 
 static const struct _stp_pt_thread_hooks hooks = {on_stop, on_resume};
 
+/* The cache entry of native pc, where a signal frame goes back to,
+ * given to the agent now (layout.h sigret_*): its rt_sigreturn then
+ * needs no doorbell. Not for a block from code that may change (its
+ * check is made at the doorbell). */
+static void sigret_learn(struct xl_thread *xt, uint64_t pc)
+{
+	struct xl_ctl *c = xt->ctl;
+	const struct xl_block *b;
+	const char *why = NULL;
+	uint64_t to;
+
+	for (int i = 0; i < XL_SIGRETS; i++)
+		if (c->sigret_pc[i] == pc)
+			return;
+	if (!(to = xl_enter_at(xt, pc, 0, &why)) || !(b = xl_block_of_cache(xt, to)) || b->checked)
+		return; /* the doorbell says what to do */
+	int i = xt->sigret_next++ % XL_SIGRETS;
+	c->sigret_pc[i] = 0;
+	c->sigret_to[i] = to;
+	c->sigret_pc[i] = pc;
+}
+
+void xl_sigret_forget(struct xl_thread *xt)
+{
+	if (xt->ctl)
+		memset(xt->ctl->sigret_pc, 0, sizeof xt->ctl->sigret_pc);
+}
+
 /* A handler's first instruction (the engine stepped into it): the
  * signal's record, after the ring's. */
 static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
@@ -484,6 +512,8 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 			     r.rip, r.rsp};
 	xl_ring_put_args(xt, XL_REC_SIGNAL, &r);
 	xl_ring_put(xt, &rec);
+	if (from && from != xt->frame_after_trap && !xl_block_of_cache(xt, from))
+		sigret_learn(xt, from);
 }
 
 static void unhook(struct xl_thread *xt)

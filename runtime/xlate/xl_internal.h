@@ -120,6 +120,7 @@ struct xl_thread {
 	struct user_regs_struct trap_regs;
 	/* a signal frame resumes at this breakpoint with its trap taken */
 	uint64_t frame_after_trap;
+	unsigned sigret_next; /* the next ctl->sigret_* slot to take */
 	/* the stop was after the trap stub at this pc (its trap taken) */
 	uint64_t pending_after;
 	/* native ranges to invalidate at the next stop (it was running) */
@@ -237,6 +238,8 @@ size_t xl_chunk_size(const struct _stp_xl_engine *x);
 /* Everything translated for the thread goes (the cache is full); the
  * thread must be stopped and in none of it. */
 void xl_flush(struct xl_thread *xt);
+/* The signal frames' entries given to the agent forgotten (blocks went). */
+void xl_sigret_forget(struct xl_thread *xt);
 /* Room for a block near native; NULL if none can be had. */
 struct xl_chunk *xl_chunk_for(struct xl_thread *xt, uint64_t native);
 /* The block is done: register it (directory, links, clean points). */

@@ -98,8 +98,17 @@ static uint64_t miss(struct xl_ctl *c, int jump)
 static uint64_t sigreturn(struct xl_ctl *c)
 {
 	volatile uint64_t *rip = (volatile uint64_t *)(c->s_rsp + 168);
-	uint64_t pc = *rip;
-	uint64_t a = ask(c, XL_REQ_SIGRETURN, pc);
+	volatile struct xl_ctl *v = c;
+	uint64_t pc = *rip, a = 0;
+
+	for (int i = 0; i < XL_SIGRETS && pc; i++)
+		if (v->sigret_pc[i] == pc) {
+			a = v->sigret_to[i]; /* learnt at the handler's entry */
+			c->n_sigret_known++;
+			break;
+		}
+	if (!a)
+		a = ask(c, XL_REQ_SIGRETURN, pc);
 
 	if (a != c->native_pc)
 		*rip = a;
