@@ -200,6 +200,16 @@ static int walk_records(struct dthread *d, struct walk *w, const struct xl_rec *
 	return 0;
 }
 
+/* Did the frame at slot make a tail call from func in the records? (A
+ * root that tail-called is at its slot in another function.) */
+static int jumped_from(const struct walk *w, uint64_t slot, uint64_t func)
+{
+	for (size_t i = 0; i < w->nj; i++)
+		if (w->j[i].slot == slot && w->j[i].func == func)
+			return 1;
+	return 0;
+}
+
 static int entered(const struct walk *w, uint64_t slot)
 {
 	for (size_t i = 0; i < w->np; i++)
@@ -229,7 +239,8 @@ static int unwind_now(struct dthread *d, struct _stp_sym_frame *fr)
  * start), or the innermost above the stack pointer it had (entered
  * elsewhere). Not found after an exec (another image), nor for a root
  * that has returned (its caller's slot is not known). */
-static int root_index(struct dthread *d, const struct _stp_sym_frame *fr, int k)
+static int root_index(struct dthread *d, const struct _stp_sym_frame *fr, int k,
+		      const struct walk *w)
 {
 	const struct frame *root = &d->f[0];
 
@@ -239,7 +250,8 @@ static int root_index(struct dthread *d, const struct _stp_sym_frame *fr, int k)
 		if (!fr[i + 1].sp || (root->known && slot > root->sp))
 			return -1;
 		if ((root->known ? slot == root->sp : slot >= root->sp) &&
-		    dcg_func_of(d->pid, pc) == root->func)
+		    (dcg_func_of(d->pid, pc) == root->func ||
+		     (root->known && jumped_from(w, slot, root->func))))
 			return i;
 	}
 	return -1;
@@ -254,8 +266,8 @@ int dcg_xl_place(struct dthread *d, const struct xl_rec *r, size_t n)
 	size_t ng = 0, capg = 0;
 	int k, ri, rc = -1;
 
-	if (!n || !d->nf || (k = unwind_now(d, fr)) <= 0 || (ri = root_index(d, fr, k)) < 0 ||
-	    walk_records(d, &w, r, n) < 0)
+	if (!n || !d->nf || (k = unwind_now(d, fr)) <= 0 || walk_records(d, &w, r, n) < 0 ||
+	    (ri = root_index(d, fr, k, &w)) < 0)
 		goto out;
 	memset(sigs, 0, (size_t)ri * sizeof *sigs);
 	/* the handlers' signals, innermost first: each runs with the mask
