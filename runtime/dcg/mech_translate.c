@@ -563,19 +563,18 @@ static void xl_report(char *how, size_t len)
 			 "; rings full %" PRIu64 " times: %" PRIu64 " waits, %" PRIu64
 			 " stops, %.3f ms waited",
 			 st.ring_full, st.ring_waits, st.ring_stops, (double)st.ring_wait_ns / 1e6);
-	if (overwrite && unplaced)
-		snprintf(ow, sizeof ow,
-			 "; flight recorder on the engine's rings: %" PRIu64
-			 " records overwritten unread; in %" PRIu64
-			 " thread snapshots the frames entered meanwhile are missing: the thread "
-			 "was running, or its stack could not be unwound",
-			 st.overwritten, unplaced);
-	else if (overwrite)
-		snprintf(ow, sizeof ow,
-			 "; flight recorder on the engine's rings: %" PRIu64
-			 " records overwritten unread",
-			 st.overwritten);
-	else if (ow_why[0])
+	if (overwrite) {
+		int k = snprintf(ow, sizeof ow,
+				 "; flight recorder on the engine's rings: %" PRIu64
+				 " records overwritten unread",
+				 st.overwritten);
+		if (unplaced && k > 0 && (size_t)k < sizeof ow)
+			snprintf(ow + k, sizeof ow - (size_t)k,
+				 "; in %" PRIu64 " thread snapshots the frames entered meanwhile "
+				 "are missing: the thread was running, or its stack could not be "
+				 "unwound",
+				 unplaced);
+	} else if (ow_why[0])
 		snprintf(ow, sizeof ow, "; flight recorder: every record read (%s)", ow_why);
 	snprintf(how, len,
 		 " (in-process: on %" PRIu64 " times, %" PRIu64 " blocks, %" PRIu64

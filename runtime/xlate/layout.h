@@ -169,7 +169,7 @@ struct xl_ctl {
 	 * the agent's rt_sigreturn rings no doorbell; 0 when blocks go. */
 	uint64_t sigret_pc[XL_SIGRETS], sigret_to[XL_SIGRETS];
 	/* counters (the agent's; tsc_waited: TSC ticks waited for room) */
-	uint64_t n_agent, n_dir_hits, n_doorbells, n_sigret_known;
+	uint64_t n_agent, n_dir_hits, n_doorbells;
 	uint64_t n_full, n_waits, n_full_doorbells, tsc_waited;
 	/* rseq: the descriptors of the copies of critical sections in this
 	 * thread's cache (rseq_cs points to one while its copy runs) */

@@ -50,8 +50,8 @@ static void from_agent_stack(const struct xl_thread *xt, struct user_regs_struct
 	/* a system call of the agent's own (the futex of a ring wait) is
 	 * not restarted at the native pc */
 	r->orig_rax = (uint64_t)-1;
-	/* TF: set in the pushed flags only when staprun stepped the thread
-	 * over the stub's pushfq (xl_step_out clears it there too) */
+	/* TF: never the program's in the pushed flags (a stepped pushfq is
+	 * emulated without it: ptrace_mem.c) */
 	r->eflags = top[-XL_SV_FLAGS] & ~XL_EFLAGS_TF;
 	r->rdx = top[-XL_SV_RDX];
 	r->rbx = top[-XL_SV_RBX];
@@ -80,15 +80,6 @@ int xl_is_our_rdtsc(struct xl_thread *xt, uint64_t pc)
 		return 0;
 	const uint8_t *code = b->chunk->mem + (pc - b->chunk->addr);
 	return code[0] == 0x0f && code[1] == 0x31 && a->st.kind == XL_ST_MID;
-}
-
-/* Staprun single-stepped the thread out of an agent stub into its C
- * body: the stub's pushfq saw the trap flag the step set. */
-void xl_stepped_in(struct xl_thread *xt)
-{
-	uint64_t *top = (uint64_t *)(xt->rg.mem + XL_STACK_TOP);
-
-	top[-XL_SV_FLAGS] &= ~XL_EFLAGS_TF;
 }
 
 int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,

@@ -6,6 +6,7 @@
 #include "xlate/agent.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -312,6 +313,26 @@ void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 	}
 }
 
+/* Is pc in the agent or the cache of xt? */
+static int in_our_code(struct xl_thread *xt, uint64_t pc)
+{
+	return (pc >= xt->rg.addr && pc < xt->rg.addr + XL_AGENT_MAX) || xl_block_of_cache(xt, pc);
+}
+
+/* xl_to_native for stopped thread xt, stepping it out of an agent stub
+ * first (a few instructions); INT_MIN when a step failed. */
+static int to_native(struct xl_thread *xt, struct user_regs_struct *r, int trap, uint64_t *after)
+{
+	int rc;
+
+	for (int steps = 0; (rc = xl_to_native(xt, r, trap, after)) < 0 && steps < 64; steps++) {
+		if (_stp_pt_step_insn(xt->t) < 0 || _stp_pt_get_regs(xt->t, r) < 0)
+			return INT_MIN;
+		trap = 0;
+	}
+	return rc;
+}
+
 static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 {
 	struct xl_thread *xt = data;
@@ -327,16 +348,9 @@ static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 		doorbell(xt);
 		return 1;
 	}
-	int steps = 0;
 	uint64_t after = 0;
-	for (; (rc = xl_to_native(xt, &r, trap, &after)) < 0 && steps < 64; steps++) {
-		/* in an agent stub: a few instructions on */
-		if (_stp_pt_step_insn(t) < 0 || _stp_pt_get_regs(t, &r) < 0)
-			return 0;
-		trap = 0;
-	}
-	if (steps)
-		xl_stepped_in(xt);
+	if ((rc = to_native(xt, &r, trap, &after)) == INT_MIN)
+		return 0;
 	xt->mapped = 0;
 	if (rc > 0 && WIFSTOPPED(st) && (st >> 16) == 0 && WSTOPSIG(st) == SIGSEGV) {
 		struct user_regs_struct at;
@@ -402,8 +416,7 @@ static void on_resume(struct _stp_pt_thread *t, int sig, void *data)
 
 	if (!xt->on || _stp_pt_get_regs(t, &r) < 0)
 		return;
-	if ((r.rip >= xt->rg.addr && r.rip < xt->rg.addr + XL_AGENT_MAX) ||
-	    xl_block_of_cache(xt, r.rip))
+	if (in_our_code(xt, r.rip))
 		return; /* in our code already (a doorbell answered) */
 	int no_restore = xt->no_restore;
 	xt->no_restore = 0;
@@ -459,7 +472,6 @@ static void sigret_learn(struct xl_thread *xt, uint64_t pc)
 	if (!(to = xl_enter_at(xt, pc, 0, &why)) || !(b = xl_block_of_cache(xt, to)) || b->checked)
 		return; /* the doorbell says what to do */
 	int i = xt->sigret_next++ % XL_SIGRETS;
-	c->sigret_pc[i] = 0;
 	c->sigret_to[i] = to;
 	c->sigret_pc[i] = pc;
 }
@@ -671,23 +683,14 @@ static void leave_native(struct xl_thread *xt)
 {
 	struct _stp_pt_thread *t = xt->t;
 	struct user_regs_struct r;
-	int sig = _stp_pt_resume_signal(t), rc, steps = 0;
+	int sig = _stp_pt_resume_signal(t), rc;
 
 	if (_stp_pt_get_regs(t, &r) < 0)
 		return;
-	if (!(r.rip >= xt->rg.addr && r.rip < xt->rg.addr + XL_AGENT_MAX) &&
-	    !xl_block_of_cache(xt, r.rip))
+	if (!in_our_code(xt, r.rip))
 		return; /* native already */
 	int doorbell = r.rip == xt->rg.addr + _stp_xl_agent.doorbell_after;
-	int trap = sig == SIGTRAP;
-	for (; (rc = xl_to_native(xt, &r, trap, NULL)) < 0 && steps < 64; steps++) {
-		if (_stp_pt_step_insn(t) < 0 || _stp_pt_get_regs(t, &r) < 0)
-			return;
-		trap = 0;
-	}
-	if (steps)
-		xl_stepped_in(xt);
-	if (rc <= 0)
+	if ((rc = to_native(xt, &r, sig == SIGTRAP, NULL)) <= 0)
 		return;
 	if (rc == 2)
 		r.rip -= 1;

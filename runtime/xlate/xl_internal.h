@@ -283,7 +283,6 @@ int xl_block_changed(struct xl_thread *xt, const struct xl_block *b);
  * trap of a breakpoint there and not run its instruction yet, else 0. */
 int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
 		 uint64_t *after_trap);
-void xl_stepped_in(struct xl_thread *xt);
 int xl_is_our_rdtsc(struct xl_thread *xt, uint64_t pc);
 #define XL_EFLAGS_TF 0x100ull
 

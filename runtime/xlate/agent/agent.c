@@ -104,7 +104,6 @@ static uint64_t sigreturn(struct xl_ctl *c)
 	for (int i = 0; i < XL_SIGRETS && pc; i++)
 		if (v->sigret_pc[i] == pc) {
 			a = v->sigret_to[i]; /* learnt at the handler's entry */
-			c->n_sigret_known++;
 			break;
 		}
 	if (!a)
