@@ -50,16 +50,8 @@ struct elfinfo {
 static struct elfinfo *infos;
 static size_t ninfos;
 
-/* The module IDs found, per process and file, while the symbol cache's
- * generation stays the same (a dlopen, dlclose or exec changes it). */
-struct modid {
-	pid_t pid;
-	char *path; /* realpath */
-	uint64_t gen;
-	int64_t id;
-};
-static struct modid *modids;
-static size_t nmodids;
+/* The module IDs found, per process and file (a realpath) */
+static struct _stp_ctx_modfacts modids;
 
 static void read_phdrs(struct elfinfo *e)
 {
@@ -116,32 +108,6 @@ static int read8(struct _stp_context *c, uint64_t addr, uint64_t *v)
 	return _stp_ctx_read_target_quiet(c, addr, v, sizeof *v);
 }
 
-/* A C string at ADDR into BUF ("" when unreadable), in small reads: it
- * may end just before an unmapped page. */
-static void read_str(struct _stp_context *c, uint64_t addr, char *buf, size_t len)
-{
-	size_t got = 0;
-
-	buf[0] = '\0';
-	while (got + 1 < len) {
-		char chunk[64];
-		size_t n = sizeof chunk < len - 1 - got ? sizeof chunk : len - 1 - got;
-		void *nul;
-
-		if (_stp_ctx_read_target_quiet(c, addr + got, chunk, n) < 0) {
-			/* the rest of the page, byte by byte */
-			if (_stp_ctx_read_target_quiet(c, addr + got, chunk, 1) < 0)
-				break;
-			n = 1;
-		}
-		memcpy(buf + got, chunk, n);
-		buf[got + n] = '\0';
-		if ((nul = memchr(chunk, '\0', n)))
-			return;
-		got += n;
-	}
-}
-
 /* The address of the process's r_debug, 0 when unknown. */
 static uint64_t r_debug_of(struct _stp_context *c, const char *exe)
 {
@@ -178,7 +144,7 @@ static int64_t tls_modid(struct _stp_context *c, const char *exe, const char *re
 		if (read8(c, lm + L_NAME, &np) < 0 || read8(c, lm + L_NEXT, &next) < 0)
 			return -1;
 		if (np)
-			read_str(c, np, name, sizeof name);
+			(void)_stp_ctx_read_cstr(c, np, name, sizeof name);
 		/* the executable's entry is the first, with an empty name */
 		e = elf_info(n == 0 && !name[0] ? exe : name);
 		if (e && e->tls_memsz) {
@@ -193,30 +159,14 @@ static int64_t tls_modid(struct _stp_context *c, const char *exe, const char *re
 
 static int64_t tls_modid_cached(struct _stp_context *c, const char *exe, const char *real)
 {
-	pid_t pid = (pid_t)_stp_ctx_pid(c);
-	struct modid *v;
+	struct _stp_ctx_modfact *f = _stp_ctx_modfact(&modids, (pid_t)_stp_ctx_pid(c), real);
 	int64_t id;
-	size_t i;
 
-	for (i = 0; i < nmodids; i++)
-		if (modids[i].pid == pid && !strcmp(modids[i].path, real))
-			break;
-	if (i < nmodids && modids[i].gen == _stp_sym_generation())
-		return modids[i].id;
+	if (f && _stp_ctx_modfact_fresh(f))
+		return (int64_t)f->value;
 	id = tls_modid(c, exe, real);
-	if (id < 0)
-		return id;
-	if (i == nmodids) {
-		if (!(v = realloc(modids, (nmodids + 1) * sizeof *v)))
-			return id;
-		modids = v;
-		if (!(modids[i].path = strdup(real)))
-			return id;
-		modids[i].pid = pid;
-		nmodids++;
-	}
-	modids[i].gen = _stp_sym_generation();
-	modids[i].id = id;
+	if (f && id >= 0)
+		_stp_ctx_modfact_set(f, 1, (uint64_t)id);
 	return id;
 }
 
@@ -287,9 +237,5 @@ void _stp_ctx_tls_free(void)
 	free(infos);
 	infos = NULL;
 	ninfos = 0;
-	for (size_t i = 0; i < nmodids; i++)
-		free(modids[i].path);
-	free(modids);
-	modids = NULL;
-	nmodids = 0;
+	_stp_ctx_modfacts_free(&modids);
 }

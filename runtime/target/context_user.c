@@ -437,10 +437,7 @@ int64_t _stp_ctx_arg(struct _stp_context *c, int64_t n, int sign_extend, int tru
 
 /* ---- strings and integers of the target ---- */
 
-/* Read a NUL-terminated string of at most max-1 bytes into dst (max
- * bytes); 0, or -EFAULT (-ENODATA: no memory at this event) with nothing
- * read. No error is set. */
-static int read_string(struct _stp_context *c, uint64_t addr, char *dst, size_t max)
+int _stp_ctx_read_cstr(struct _stp_context *c, uint64_t addr, char *dst, size_t max)
 {
 	size_t got = 0;
 
@@ -486,7 +483,7 @@ int _stp_ctx_user_string_n(struct _stp_context *c, uint64_t addr, int64_t n, cha
 		len = _stp_maxstringlen - 1;
 	if (len < 1)
 		len = 1;
-	rc = read_string(c, addr, dst, (size_t)len);
+	rc = _stp_ctx_read_cstr(c, addr, dst, (size_t)len);
 	if (rc == 0)
 		return 0;
 	if (rc == -ENODATA)
