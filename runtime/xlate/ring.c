@@ -34,25 +34,45 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A pair (tsc, ns) now, and the rate from a short busy wait: refined by
- * each later conversion over the longer span (xl_tsc_ns). */
+/* A pair (tsc, ns) now; the rate is measured at its first use, over at
+ * least span_ns from here: a busy wait only for what is left of them (the
+ * engine's set-up in the target and the first records usually take
+ * longer). A rough rate (a timeout's) takes 100 us; the records' rate
+ * 2 ms, refined by each later read over the longer span (refine). */
 void xl_time_init(struct _stp_xl_engine *x)
 {
-	int64_t n0 = mono_ns(), n1;
-	uint64_t t0 = __rdtsc(), t1;
+	x->ns0 = mono_ns();
+	x->tsc0 = __rdtsc();
+	x->ns_per_tick = 0;
+}
+
+static double rate_over(struct _stp_xl_engine *x, int64_t span_ns)
+{
+	int64_t n1;
+	uint64_t t1;
 
 	do {
 		n1 = mono_ns();
 		t1 = __rdtsc();
-	} while (n1 - n0 < 2000000);
-	x->tsc0 = t0;
-	x->ns0 = n0;
-	x->ns_per_tick = (double)(n1 - n0) / (double)(t1 - t0);
+	} while (n1 - x->ns0 < span_ns);
+	return t1 > x->tsc0 ? (double)(n1 - x->ns0) / (double)(t1 - x->tsc0) : 0;
+}
+
+double xl_ns_per_tick(struct _stp_xl_engine *x)
+{
+	if (!(x->ns_per_tick > 0))
+		x->ns_per_tick = rate_over(x, 2000000);
+	return x->ns_per_tick;
+}
+
+static double rough_ns_per_tick(struct _stp_xl_engine *x)
+{
+	return x->ns_per_tick > 0 ? x->ns_per_tick : rate_over(x, 100000);
 }
 
 int64_t xl_tsc_ns(struct _stp_xl_engine *x, uint64_t tsc)
 {
-	return x->ns0 + (int64_t)((double)(int64_t)(tsc - x->tsc0) * x->ns_per_tick);
+	return x->ns0 + (int64_t)((double)(int64_t)(tsc - x->tsc0) * xl_ns_per_tick(x));
 }
 
 static void refine(struct _stp_xl_engine *x)
@@ -75,7 +95,8 @@ void xl_ring_reset(struct xl_thread *xt)
 	c->overwrite = (uint64_t)x->cfg.overwrite;
 	c->waiting = 0;
 	c->wait_ns = (uint64_t)x->cfg.ring_wait_us * 1000;
-	c->wait_tsc = x->ns_per_tick > 0 ? (uint64_t)((double)c->wait_ns / x->ns_per_tick) : 0;
+	double per = x->cfg.raw_tsc ? 0 : rough_ns_per_tick(x);
+	c->wait_tsc = per > 0 ? (uint64_t)((double)c->wait_ns / per) : 0;
 	c->read_tsc = __rdtsc();
 	c->ring_need = 1; /* the largest reservation of the translated code */
 	if (x->cfg.capture & XL_CAP_ARGS)

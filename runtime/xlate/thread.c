@@ -628,7 +628,8 @@ static void agent_stats(const struct xl_thread *xt, struct _stp_xl_stats *st)
 	st->ring_full += c->n_full;
 	st->ring_waits += c->n_waits;
 	st->ring_stops += c->n_full_doorbells;
-	st->ring_wait_ns += (uint64_t)((double)c->tsc_waited * xt->xp->x->ns_per_tick);
+	if (c->tsc_waited)
+		st->ring_wait_ns += (uint64_t)((double)c->tsc_waited * xl_ns_per_tick(xt->xp->x));
 }
 
 static void thread_free(struct xl_thread *xt)

@@ -309,6 +309,7 @@ int xl_ring_put(struct xl_thread *xt, const struct xl_rec *r);
 void xl_ring_put_args(struct xl_thread *xt, unsigned kind, const struct user_regs_struct *r);
 int64_t xl_tsc_ns(struct _stp_xl_engine *x, uint64_t tsc);
 void xl_time_init(struct _stp_xl_engine *x);
+double xl_ns_per_tick(struct _stp_xl_engine *x);
 
 #pragma GCC visibility pop
 
