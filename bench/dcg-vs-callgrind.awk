@@ -141,7 +141,7 @@ function norm(n,   f, bn, a, i) {
 		f = SYM[bn, a]
 	}
 	for (i = 1; i <= ncpu; i++)
-		if (f ~ cpupat[i]) { sub(cpufrom[i], cputo[i], f); break }
+		if (f ~ cpupat[i]) sub(cpufrom[i], cputo[i], f)
 	if ((bn, f) in ADDR) f = SYM[bn, ADDR[bn, f]]
 	return bn == main ? f : f " [" bn "]"
 }

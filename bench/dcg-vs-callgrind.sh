@@ -155,10 +155,12 @@ progs=(
 layout_dependent=" python3 "
 
 # ---- name normalisation ----
-# valgrind's CPU has no AVX-512: glibc's ifuncs pick other variants there.
-# A rule per line (the first that matches): a pattern on a native
-# variant's name, what to replace in it, by what (tab-separated).
+# valgrind's CPU has no AVX-512 and no RTM: glibc's ifuncs pick other
+# variants there. A rule per line, each in turn on what the ones before
+# made of the name: a pattern on a native variant's name, what to replace
+# in it, by what (tab-separated).
 cat >"$tmp/cpu.map" <<'EOF'
+_rtm$	_rtm$	
 ^__mem(move|cpy|pcpy)(_chk)?_(avx512|evex)_	_(avx512|evex)_	_avx_
 ^__w?memset(_chk)?_(avx512|evex)_	_(avx512|evex)_	_avx2_
 _evex(_|$)	_evex	_avx2
