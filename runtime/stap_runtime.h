@@ -39,9 +39,13 @@ struct _stp_probe;
 struct _stp_context {
 	const char *last_error; /* NULL while all is well */
 	const char *last_stmt;	/* "identifier 'x' at file:1:2" */
-	/* counts down from MAXACTION; volatile: a stop signal sets it to 0
-	 * to end a handler that runs long (runtime/interrupt.c) */
+	/* counts down from MAXACTION; generated code stops at or below
+	 * actionfloor. A stop signal ends a handler that runs long by raising
+	 * the floor (runtime/lang/interrupt.c): a store to the count itself
+	 * would be lost when the signal lands between the code's load and
+	 * store of it. Both volatile: read at every check. */
 	volatile int64_t actionremaining;
+	volatile int64_t actionfloor; /* 0; INT64_MAX once interrupted */
 	int nesting; /* function call depth, for MAXNESTING; 0 in the handler body */
 	const struct _stp_probe *probe;
 	int aborted;	     /* abort() or fatal: stop everything now */

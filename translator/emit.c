@@ -378,7 +378,7 @@ static void emit_function(struct emitter *E, const struct functiondecl *f, struc
 		sb_puts(defs, sb_str(&body));
 	} else {
 		sb_puts(defs,
-			"\tif (c->actionremaining <= 0) {\n"
+			"\tif (c->actionremaining <= c->actionfloor) {\n"
 			"\t\tc->last_error = \"MAXACTION exceeded\";\n\t\tgoto out;\n\t}\n");
 		sb_puts(defs, code);
 		sb_puts(defs, "\tgoto out;\nx_do_next: __attribute__((unused));\n\tx_next = 1;\n");

@@ -14,7 +14,7 @@
 void emit_action(struct emitter *E, const struct token *t)
 {
 	emit_line(E,
-		  "if (__builtin_expect(--c->actionremaining <= 0, 0)) { "
+		  "if (__builtin_expect(--c->actionremaining <= c->actionfloor, 0)) { "
 		  "c->last_error = \"MAXACTION exceeded\"; c->last_stmt = %s; goto %s; }",
 		  emit_tokloc(t), E->err_label);
 }
@@ -343,7 +343,7 @@ static void try_stmt(struct emitter *E, const struct stmt *st)
 	emit_line(E, "goto %s;", end);
 	label(E, catch);
 	/* MAXACTION and abort() are not catchable. */
-	emit_line(E, "if (c->actionremaining <= 0 || c->aborted) goto %s;", outer);
+	emit_line(E, "if (c->actionremaining <= c->actionfloor || c->aborted) goto %s;", outer);
 	if (st->catch_var && st->catch_var->var)
 		emit_line(E, "_stp_strlcpy(%s, c->last_error, MAXSTRINGLEN);",
 			  emit_var(st->catch_var->var));

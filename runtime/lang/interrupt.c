@@ -5,9 +5,9 @@
  *
  *   - the signal is noted; when the handler returns, the run ends as it
  *     does on that signal (end probes run). A short handler just finishes.
- *   - still running 100 ms later: its action count is set to zero, every
- *     20 ms, so generated code stops at its next statement ("MAXACTION
- *     exceeded", reported as the interruption instead).
+ *   - still running 100 ms later: the floor of its action count is raised
+ *     (again every 20 ms), so generated code stops at its next statement
+ *     ("MAXACTION exceeded", reported as the interruption instead).
  *   - still running 600 ms after the signal (code that counts no actions,
  *     a blocking call): the handler is abandoned by a siglongjmp back to
  *     _stp_run_probe. The script's state may then be half updated, so no
@@ -64,7 +64,7 @@ static void on_alarm(int sig)
 	(void)sig;
 	if (!c || !armed)
 		return;
-	c->actionremaining = 0;
+	c->actionfloor = INT64_MAX;
 	if (++pokes >= ABANDON_POKES && !_stp_output_writing) {
 		current = NULL;
 		set_timer(0, 0);
