@@ -215,6 +215,21 @@ static int stray_return(const struct dthread *d, uint64_t sp)
 	return top && !top->known && sp - 8 < top->sp;
 }
 
+/* Held at the jump out of a PLT stub: breakpoint runs a call through a
+ * bound stub at once (mech_breakpoint.c), so its handlers see the
+ * callee's entry; so do these (the engine puts its registers back). */
+static void held_past_stub(struct dthread *d, const struct xl_rec *r)
+{
+	struct user_regs_struct regs;
+	uint64_t from = r->from_kind & XL_ADDR_MASK;
+
+	if (r->from_kind >> XL_KIND_SHIFT == XL_REC_JUMP && dcg_is_stub(&d->rd, from) &&
+	    _stp_pt_get_regs(d->t, &regs) == 0) {
+		regs.rip = r->to;
+		_stp_pt_set_regs(d->t, &regs);
+	}
+}
+
 static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
 {
 	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
@@ -224,7 +239,8 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		return;
 	struct xthread *x = xthread_of(d->tid), *xr = capture ? x : NULL;
 	busy++;
-	d->held = stops && _stp_xl_at_event(X, t);
+	if ((d->held = stops && _stp_xl_at_event(X, t)))
+		held_past_stub(d, &r[n - 1]);
 	if (x && x->lost && d->tid == placing) { /* mech_translate_gap.c */
 		if (dcg_xl_place(d, r, n) == 0)
 			x->lost = 0; /* the stack is placed again */

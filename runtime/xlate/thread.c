@@ -557,6 +557,12 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 			     r.rip, r.rsp};
 	xl_ring_put_args(xt, XL_REC_SIGNAL, &r);
 	xl_ring_put(xt, &rec);
+	if (xt->xp->x->cfg.stop & XL_STOP_CALL) {
+		/* its handlers need the thread: held here, at the entry */
+		xt->at_event = 1;
+		xl_ring_drain(xt);
+		xt->at_event = 0;
+	}
 	if (from && from != xt->frame_after_trap && !xl_block_of_cache(xt, from))
 		sigret_learn(xt, from);
 }
