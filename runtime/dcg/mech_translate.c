@@ -168,16 +168,16 @@ static void feed_regs(struct xthread *x, const struct xl_rec *r)
  * _STP_DCG_CAPTURE bits 4 and 8): the engine stops it at each (XL_STOP_*). */
 static int stops;
 
-static void feed(struct dthread *d, struct xthread *xr, const struct xl_rec *r)
+/* held: the thread is held at r's event (the handlers get the thread
+ * itself, not the record's registers). */
+static void feed(struct dthread *d, struct xthread *xr, const struct xl_rec *r, int held)
 {
 	unsigned kind = (unsigned)(r->from_kind >> XL_KIND_SHIFT);
-	/* held at the event (of the last record): the handlers get the
-	 * thread itself */
 	struct dcg_event e = {.from = r->from_kind & XL_ADDR_MASK,
 			      .to = r->to,
 			      .sp = r->sp,
 			      .ns = (int64_t)r->tsc,
-			      .late = !d->held};
+			      .late = !held};
 	const struct dec *x;
 
 	if (xr && kind == XL_REC_ARGS) {
@@ -268,7 +268,7 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 			if (!quick || (kind != XL_REC_CALL && kind != XL_REC_RET) ||
 			    !dcg_event_quick(d, kind == XL_REC_CALL ? DCG_EV_CALL : DCG_EV_RETURN,
 					     from, r[i].to, r[i].sp, (int64_t)r[i].tsc))
-				feed(d, xr, &r[i]);
+				feed(d, xr, &r[i], d->held && i == n - 1);
 		}
 	}
 	d->held = 0;

@@ -359,7 +359,7 @@ int _stp_xl_at_event(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 {
 	struct xl_thread *xt = thread_of(x, t);
 
-	return xt && xt->at_event;
+	return xt && xt->at_event && xt->last_part;
 }
 
 static int on_stop(struct _stp_pt_thread *t, int st, void *data)

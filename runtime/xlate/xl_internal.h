@@ -129,6 +129,7 @@ struct xl_thread {
 	uint64_t mapped_gen;
 	int no_restore; /* the stop aborted an rseq section's copy */
 	int at_event;	/* stopped at an event trap, its records being read */
+	int last_part;	/* the records given now end where the drain ends */
 	struct user_regs_struct cache_regs, native_regs;
 	/* rseq (rseq.c): the thread's struct rseq, reached at fs:rseq_off */
 	int rseq_on;

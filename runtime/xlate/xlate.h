@@ -63,8 +63,8 @@ struct _stp_xl_config {
 	/* XL_STOP_*: these events stop the thread just after their record
 	 * is written, in the state before their instruction (the native
 	 * state a breakpoint there gives); ops->records gets the records up
-	 * to this one while _stp_xl_at_event() is 1, then the thread goes
-	 * on in the cache. */
+	 * to this one, the last with _stp_xl_at_event() 1, then the thread
+	 * goes on in the cache. */
 	int stop;
 };
 #define XL_CAP_ARGS 1  /* before calls, jumps and signal entries: arguments */
@@ -114,8 +114,8 @@ void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* Drain t's ring now (records go to ops->records). */
 void _stp_xl_drain(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* Inside ops->records: is t held at the event of the last record given
- * (cfg.stop), its registers and memory those before the event's
- * instruction? */
+ * now (cfg.stop), its registers and memory those before the event's
+ * instruction? (The records before it are read as ever.) */
 int _stp_xl_at_event(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 
 /* Counters, for -v. */
