@@ -217,7 +217,7 @@ void elab_fold_defined(struct elab *c);
 /* $dynamic_call_graph lowered to __dcg_set/__dcg_get (elaborate_dcg.c). */
 void elab_lower_dcg(struct elab *c, int from);
 /* What the call graph's handlers need of the thread (elaborate_dcg_needs.c):
- * s->dcg_capture, s->dcg_stop, the -v line; refused under translate. */
+ * s->dcg_capture, s->dcg_stop, the -v line. */
 void elab_dcg_needs(struct elab *c);
 
 /* ---- auto-printing of write-only globals (elaborate_autoprint.c) ---- */

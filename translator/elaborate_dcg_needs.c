@@ -4,9 +4,9 @@
  *     records them only for a script that uses them;
  *   - the thread stopped at the event: a handler that reads or writes the
  *     thread's registers or memory (backtraces, register(), user_*()
- *     reads, target variables). translate runs handlers later, from its
- *     records, so such a script is refused under it, and auto takes
- *     breakpoint (the runtime's -v note says why).
+ *     reads, target variables). translate then stops the thread at each
+ *     event of that kind (_STP_DCG_CAPTURE bits 4: calls, 8: returns),
+ *     in the state a breakpoint there gives.
  * Pass 3 writes the result into the C (_STP_DCG_CAPTURE, _STP_DCG_STOP),
  * which the tapset's __dcg_set hands to the runtime. */
 #include "elaborate.h"
@@ -117,8 +117,6 @@ static int is_dcg_probe(const struct derived_probe *dp)
 void elab_dcg_needs(struct elab *c)
 {
 	struct session *s = c->s;
-	const char *mech = session_define(s, "STP_DCG_MECHANISM");
-
 	s->dcg_capture = 0;
 	s->dcg_stop = NULL;
 	for (int i = 0; i < s->probes.n; i++) {
@@ -139,16 +137,10 @@ void elab_dcg_needs(struct elab *c)
 		if (s->verbose >= 1)
 			fprintf(stderr,
 				"dynamic call graph: handlers at probe %s (%s) need the thread "
-				"stopped (%s)\n",
+				"stopped (%s): under translate each such event stops it\n",
 				pn ? pn : "?", loc, why);
 		free(loc);
-		if (mech && !strcmp(mech, "translate"))
-			elab_error(c, tok,
-				   "this dynamic_call_graph handler needs the thread stopped "
-				   "at the event (%s), which mechanism translate cannot do: it "
-				   "runs the handlers later, from its records (use breakpoint, "
-				   "blockstep, singlestep or auto)",
-				   why);
+		s->dcg_capture |= dp->kind == PK_DCG_CALL ? 4 : 8;
 		if (!s->dcg_stop)
 			s->dcg_stop = what;
 		else

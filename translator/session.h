@@ -159,7 +159,8 @@ struct session {
 	int pass_aborted;     /* a pass stopped as SystemTap's exceptions stop
 				 it: no "Pass N: failed" line */
 	/* the dynamic call graph's handlers (elaborate_dcg_needs.c): the
-	 * events' registers they use (1 args, 2 retval), and what needs the
+	 * events' registers they use (1 args, 2 retval), the events that stop
+	 * the thread (4 calls, 8 returns), and what needs the
 	 * thread stopped at the event (NULL: nothing) */
 	int dcg_capture;
 	char *dcg_stop;

@@ -99,19 +99,6 @@ static const struct dcg_mech *pick_auto(void)
 			const struct dcg_mech *m = mechs[i];
 			if (m->auto_rank != rank)
 				continue;
-			if (m->late && stop_why) {
-				_stp_dbg(STP_DBG_DCG, 1,
-					 "auto: %s passed over: handlers need the "
-					 "thread stopped (%s)",
-					 m->name, stop_why);
-				if (n < sizeof how_chosen)
-					n += (size_t)snprintf(how_chosen + n, sizeof how_chosen - n,
-							      "%s%s passed over (the handlers need "
-							      "the thread stopped: %s)",
-							      n > head ? ", " : ": ", m->name,
-							      stop_why);
-				continue;
-			}
 			why[0] = '\0';
 			if (!m->usable || m->usable(why, sizeof why)) {
 				if (n < sizeof how_chosen && m->usable)

@@ -59,7 +59,11 @@ struct dthread {
 	int on;
 	const struct dcg_mech *mech; /* tracing it (while on) */
 	struct _stp_pt_thread *t;    /* the engine's thread, while on */
-	struct dcg_reader rd;	     /* its code */
+	/* a late mechanism's records read with the thread held at the
+	 * last one's event (translate's event stops): that event's handlers
+	 * and the root's call, fired at the first read, get the thread */
+	int held;
+	struct dcg_reader rd; /* its code */
 	char comm[32];
 	int64_t t0;
 	uint64_t now;	  /* the time of the event being handled, since t0 */

@@ -164,14 +164,20 @@ static void feed_regs(struct xthread *x, const struct xl_rec *r)
 	x->have_regs = 1;
 }
 
-static void feed(struct dthread *d, struct xthread *xr, const struct xl_rec *r)
+/* Events of the kinds whose handlers need the thread stopped (pass 2's
+ * _STP_DCG_CAPTURE bits 4 and 8): the engine stops it at each (XL_STOP_*). */
+static int stops;
+
+/* held: the thread is held at r's event (the handlers get the thread
+ * itself, not the record's registers). */
+static void feed(struct dthread *d, struct xthread *xr, const struct xl_rec *r, int held)
 {
 	unsigned kind = (unsigned)(r->from_kind >> XL_KIND_SHIFT);
 	struct dcg_event e = {.from = r->from_kind & XL_ADDR_MASK,
 			      .to = r->to,
 			      .sp = r->sp,
 			      .ns = (int64_t)r->tsc,
-			      .late = 1};
+			      .late = !held};
 	const struct dec *x;
 
 	if (xr && kind == XL_REC_ARGS) {
@@ -209,6 +215,21 @@ static int stray_return(const struct dthread *d, uint64_t sp)
 	return top && !top->known && sp - 8 < top->sp;
 }
 
+/* Held at the jump out of a PLT stub: breakpoint runs a call through a
+ * bound stub at once (mech_breakpoint.c), so its handlers see the
+ * callee's entry; so do these (the engine puts its registers back). */
+static void held_past_stub(struct dthread *d, const struct xl_rec *r)
+{
+	struct user_regs_struct regs;
+	uint64_t from = r->from_kind & XL_ADDR_MASK;
+
+	if (r->from_kind >> XL_KIND_SHIFT == XL_REC_JUMP && dcg_is_stub(&d->rd, from) &&
+	    _stp_pt_get_regs(d->t, &regs) == 0) {
+		regs.rip = r->to;
+		_stp_pt_set_regs(d->t, &regs);
+	}
+}
+
 static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
 {
 	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
@@ -218,6 +239,8 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		return;
 	struct xthread *x = xthread_of(d->tid), *xr = capture ? x : NULL;
 	busy++;
+	if ((d->held = stops && _stp_xl_at_event(X, t)))
+		held_past_stub(d, &r[n - 1]);
 	if (x && x->lost && d->tid == placing) { /* mech_translate_gap.c */
 		if (dcg_xl_place(d, r, n) == 0)
 			x->lost = 0; /* the stack is placed again */
@@ -245,9 +268,10 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 			if (!quick || (kind != XL_REC_CALL && kind != XL_REC_RET) ||
 			    !dcg_event_quick(d, kind == XL_REC_CALL ? DCG_EV_CALL : DCG_EV_RETURN,
 					     from, r[i].to, r[i].sp, (int64_t)r[i].tsc))
-				feed(d, xr, &r[i]);
+				feed(d, xr, &r[i], d->held && i == n - 1);
 		}
 	}
+	d->held = 0;
 	busy--;
 }
 
@@ -395,7 +419,9 @@ static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 {
 	size_t bytes = 1 << 20;
 
-	cfg->capture = capture = dcg_capture();
+	cfg->capture = capture = dcg_capture() & (XL_CAP_ARGS | XL_CAP_RET);
+	cfg->stop = stops =
+	    (dcg_capture() & 4 ? XL_STOP_CALL : 0) | (dcg_capture() & 8 ? XL_STOP_RET : 0);
 	/* a full ring waits while the event loop's reads (poll.c, 2 ms apart
 	 * at most) come; it stops at its doorbell when none came for
 	 * RING_WAIT_US (staprun starved, or gone); the environment's
@@ -554,7 +580,12 @@ static void xl_report(char *how, size_t len)
 		return;
 	_stp_xl_get_stats(X, &st);
 	/* the stops of a translated thread: its requests to staprun */
-	dcg_n_stops += st.doorbells;
+	dcg_n_stops += st.doorbells + st.event_stops;
+	char ev[320] = "";
+	if (stops) /* dcg_stop_why(): pass 2's first reason */
+		snprintf(ev, sizeof ev,
+			 "; %" PRIu64 " stops at events (the handlers need the thread: %s)",
+			 st.event_stops, dcg_stop_why() ? dcg_stop_why() : "?");
 	if (fallbacks)
 		snprintf(fb, sizeof fb, "; %" PRIu64 " handed over to breakpoint (%s)", fallbacks,
 			 fallback_why);
@@ -578,8 +609,9 @@ static void xl_report(char *how, size_t len)
 		snprintf(ow, sizeof ow, "; flight recorder: every record read (%s)", ow_why);
 	snprintf(how, len,
 		 " (in-process: on %" PRIu64 " times, %" PRIu64 " blocks, %" PRIu64
-		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s%s%s)",
-		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, rf, fb, ow);
+		 " KiB of code, %" PRIu64 " records, %" PRIu64 " requests%s%s%s%s)",
+		 st.threads, st.blocks, st.code_bytes >> 10, st.records, st.doorbells, ev, rf, fb,
+		 ow);
 }
 
 static void xl_finish(void)
@@ -599,6 +631,7 @@ static void xl_finish(void)
 	fallbacks = 0;
 	fallback_why[0] = '\0';
 	overwrite = 0;
+	stops = 0;
 	unplaced = 0;
 	no_stop = 0;
 	ow_why[0] = '\0';

@@ -38,15 +38,7 @@ void _stp_dcg_set(struct _stp_context *c, int64_t on, const char *m)
 		return;
 	if (d->on) /* on twice: nothing changes */
 		return;
-	if (dcg_mech_pick(m)->late && dcg_stop_why()) {
-		/* STAP_DCG_MECHANISM=translate (pass 2 refuses the -D) */
-		_stp_error(c,
-			   "dynamic call graph: mechanism %s runs the handlers later, from its "
-			   "records, and cannot stop the thread they need (%s): use "
-			   "breakpoint, blockstep, singlestep or auto",
-			   dcg_mech_pick(m)->name, dcg_stop_why());
-		return;
-	}
+	dcg_mech_pick(m); /* the -D's choice, once */
 	if (_stp_pt_get_regs(_stp_tctx_pt_thread(tc), &r) < 0)
 		return;
 	/* dlclose: what was decoded and symbolized there must go */
@@ -148,8 +140,9 @@ static void event_regs(struct dthread *d, int kind, uint32_t depth, struct _stp_
 	struct user_regs_struct r;
 	uint64_t v[7] = {0};
 
-	/* late: from a record; the root's call under such a mechanism too */
-	if (e ? e->late : d->mech && d->mech->late) {
+	/* late: from a record; the root's call under such a mechanism too,
+	 * unless the thread is held at the event being read */
+	if (e ? e->late : d->mech && d->mech->late && !d->held) {
 		if (e && e->regs)
 			memcpy(v, e->regs, sizeof v);
 		memset(&r, 0, sizeof r);

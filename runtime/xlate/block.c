@@ -225,10 +225,33 @@ static void rec_write(struct tctx *c, int kind, int from_src, uint64_t from, int
 	xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RCX, 32, 8));
 }
 
-/* The commit point: from here on the instruction has happened. */
-static void rec_commit(struct tctx *c)
+/* Events of this kind stop the thread (cfg.stop): a handler needs it. */
+static int stops_at(struct tctx *c, int kind)
 {
+	int stop = c->xt->xp->x->cfg.stop;
+
+	return kind == XL_REC_RET ? stop & XL_STOP_RET : stop & XL_STOP_CALL;
+}
+
+/* The commit point: from here on the instruction has happened. An event
+ * that stops the thread traps just before it, in the state before the
+ * instruction: staprun commits the record itself at that stop, runs the
+ * handlers with the thread held, and resumes it past the commit (so a
+ * record is never read before its stop, nor the instruction redone). */
+static void rec_commit(struct tctx *c, int kind)
+{
+	if (!stops_at(c, kind)) {
+		xb_to_slot(c, XL_CTL_RING_WP, ZYDIS_REGISTER_RCX);
+		return;
+	}
+	struct xl_state st = c->e.st;
+	c->e.st.kind = XL_ST_EVENT;
+	xl_memo0(&c->e, MN(INT3));
+	size_t ai = c->e.nan - 1, at = c->e.len;
+	c->e.st = st;
 	xb_to_slot(c, XL_CTL_RING_WP, ZYDIS_REGISTER_RCX);
+	if (!c->e.err && c->e.nan > ai && c->e.an[ai].st.kind == XL_ST_EVENT)
+		c->e.an[ai].st.skip = (uint8_t)(c->e.len - at);
 }
 
 /* Save rax, rdx, rcx (the record's registers) for the instruction at pc;
@@ -320,7 +343,7 @@ static void do_call(struct tctx *c, const struct xl_insn *in)
 	rec_reserve(c, &start, a, XL_PC_CONST, XL_REC_CALL);
 	push_ret(c, a, r);
 	rec_write(c, XL_REC_CALL, SRC_IMM, a, ind ? SRC_TGT : SRC_IMM, in->target, 0);
-	rec_commit(c);
+	rec_commit(c, XL_REC_CALL);
 	if (ind) {
 		xb_mid(c, 0, XL_PC_TGT, ALL3, 0);
 		xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
@@ -352,7 +375,7 @@ static void do_ret(struct tctx *c, const struct xl_insn *in)
 	rec_write(c, XL_REC_RET, SRC_IMM, a, SRC_TGT, 0, pop);
 	xl_memo2(&c->e, MN(LEA), REG(RSP), xb_at(ZYDIS_REGISTER_RSP, pop, 8));
 	xb_mid(c, a, XL_PC_CONST, ALL3, -pop);
-	rec_commit(c);
+	rec_commit(c, XL_REC_RET);
 	xb_mid(c, 0, XL_PC_TGT, ALL3, 0);
 	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
 	xb_mid(c, 0, XL_PC_TGT, RAXRCX, 0);
@@ -383,7 +406,7 @@ static void xjump(struct tctx *c, uint64_t a, uint64_t target)
 	save3(c, a, &start);
 	rec_reserve(c, &start, a, XL_PC_CONST, XL_REC_JUMP);
 	rec_write(c, XL_REC_JUMP, SRC_IMM, a, SRC_IMM, target, 0);
-	rec_commit(c);
+	rec_commit(c, XL_REC_JUMP);
 	xb_mid(c, target, XL_PC_CONST, ALL3, 0);
 	xb_from_slot(c, ZYDIS_REGISTER_RAX, XL_CTL_S_RAX);
 	xb_mid(c, target, XL_PC_CONST, XL_SAVED_RCX | XL_SAVED_RDX, 0);
@@ -591,7 +614,7 @@ static void cold_jrec(struct tctx *c, struct cold *k, struct xl_label *ientry)
 	xb_mid(c, 0, XL_PC_FROM, ALL3, 0);
 	rec_reserve(c, &c->jentry, 0, XL_PC_FROM, XL_REC_JUMP);
 	rec_write(c, XL_REC_JUMP, SRC_FROM, 0, SRC_IMM, k->pc, 0);
-	rec_commit(c);
+	rec_commit(c, XL_REC_JUMP);
 	xb_mid(c, k->pc, XL_PC_CONST, ALL3, 0);
 	xb_from_slot(c, ZYDIS_REGISTER_RDX, XL_CTL_S_RDX);
 	xb_mid(c, k->pc, XL_PC_CONST, RAXRCX, 0);

@@ -20,6 +20,8 @@ enum xl_st_kind {
 	XL_ST_TRAP,   /* a trap stub's int3 for the breakpoint at pc */
 	XL_ST_RSEQ,   /* in the copy of an rseq critical section: aborted,
 		       * pc = its abort handler (rseq.c) */
+	XL_ST_EVENT,  /* an event trap's int3 before a record's commit
+		       * (cfg.stop): otherwise as XL_ST_MID */
 };
 enum xl_pc_src {
 	XL_PC_CONST, /* pc */
@@ -36,6 +38,7 @@ struct xl_state {
 	uint8_t pc_src;	    /* enum xl_pc_src */
 	uint8_t after_trap; /* the breakpoint at pc has trapped already */
 	int16_t rsp_adj;    /* native rsp = rsp + rsp_adj */
+	uint8_t skip;	    /* XL_ST_EVENT: bytes of the commit after the int3 */
 	uint64_t pc;
 };
 

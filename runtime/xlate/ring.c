@@ -201,8 +201,10 @@ static void drain(struct xl_thread *xt)
 			woken = wake(xt);
 		if (c->ring_need > 1) /* pads (ring_lap.h) */
 			k = unpad(buf, k);
+		xt->last_part = r == w; /* ends with the held event's record */
 		give(xt, buf, k);
 	}
+	xt->last_part = 0;
 	if (!woken)
 		wake(xt);
 }

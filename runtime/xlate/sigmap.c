@@ -109,6 +109,11 @@ int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
 		r->rip = a->st.pc + 1;
 		return 2;
 	}
+	if (is_trap && off > 0 && (a = annot_at(b, off - 1)) && a->off == off - 1 &&
+	    a->st.kind == XL_ST_EVENT) {
+		apply(xt, &a->st, r); /* before the event's instruction */
+		return 3;
+	}
 	if (!(a = annot_at(b, off)))
 		return -1;
 	apply(xt, &a->st, r);
@@ -117,4 +122,16 @@ int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
 	if (a->st.after_trap && after_trap)
 		*after_trap = r->rip;
 	return 1;
+}
+
+uint64_t xl_event_resume(struct xl_thread *xt, uint64_t pc)
+{
+	const struct xl_block *b = xl_block_of_cache(xt, pc);
+	const struct xl_annot *a;
+	uint32_t off = b ? (uint32_t)(pc - b->cache) : 0;
+
+	if (!b || !off || !(a = annot_at(b, off - 1)) || a->off != off - 1 ||
+	    a->st.kind != XL_ST_EVENT)
+		return 0;
+	return pc + a->st.skip;
 }

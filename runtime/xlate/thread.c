@@ -333,6 +333,35 @@ static int to_native(struct xl_thread *xt, struct user_regs_struct *r, int trap,
 	return rc;
 }
 
+/* An event trap (cfg.stop): its record committed here, then read with
+ * the thread held in the native state before the event's instruction
+ * (what a breakpoint there shows), then on in the cache past the
+ * commit. Registers a handler set are not kept (the instruction is
+ * translated already); its memory writes are. */
+static void event_stop(struct xl_thread *xt, const struct user_regs_struct *native)
+{
+	struct user_regs_struct cache;
+	uint64_t resume;
+
+	if (_stp_pt_get_regs(xt->t, &cache) < 0 || !(resume = xl_event_resume(xt, cache.rip)))
+		return;
+	xt->xp->x->st.event_stops++;
+	xt->ctl->ring_wp = cache.rcx; /* the commit the thread skips */
+	_stp_pt_set_regs(xt->t, native);
+	xt->at_event = 1;
+	xl_ring_drain(xt);
+	xt->at_event = 0;
+	cache.rip = resume;
+	_stp_pt_set_regs(xt->t, &cache);
+}
+
+int _stp_xl_at_event(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
+{
+	struct xl_thread *xt = thread_of(x, t);
+
+	return xt && xt->at_event && xt->last_part;
+}
+
 static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 {
 	struct xl_thread *xt = data;
@@ -351,6 +380,10 @@ static int on_stop(struct _stp_pt_thread *t, int st, void *data)
 	uint64_t after = 0;
 	if ((rc = to_native(xt, &r, trap, &after)) == INT_MIN)
 		return 0;
+	if (rc == 3) {
+		event_stop(xt, &r);
+		return 1;
+	}
 	xt->mapped = 0;
 	if (rc > 0 && WIFSTOPPED(st) && (st >> 16) == 0 && WSTOPSIG(st) == SIGSEGV) {
 		struct user_regs_struct at;
@@ -524,6 +557,12 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 			     r.rip, r.rsp};
 	xl_ring_put_args(xt, XL_REC_SIGNAL, &r);
 	xl_ring_put(xt, &rec);
+	if (xt->xp->x->cfg.stop & XL_STOP_CALL) {
+		/* its handlers need the thread: held here, at the entry */
+		xt->at_event = 1;
+		xl_ring_drain(xt);
+		xt->at_event = 0;
+	}
 	if (from && from != xt->frame_after_trap && !xl_block_of_cache(xt, from))
 		sigret_learn(xt, from);
 }
@@ -677,8 +716,9 @@ static void proc_free(struct _stp_xl_engine *x, struct xl_proc *xp, struct _stp_
 
 /* At the end of a run, xt's thread stopped and held for the detach:
  * wherever it is in our code, it goes on natively from there. A SIGTRAP
- * kept for it from our int3 (its doorbell, a trap stub: the detach's
- * drain does not know them) is dropped; the stub's probed instruction
+ * kept for it from our int3 (its doorbell, a trap stub, an event trap,
+ * whose record is then dropped: the detach's drain does not know them)
+ * is dropped; the stub's probed instruction
  * runs natively again (its int3 goes with the detach). */
 static void leave_native(struct xl_thread *xt)
 {
@@ -695,7 +735,7 @@ static void leave_native(struct xl_thread *xt)
 		return;
 	if (rc == 2)
 		r.rip -= 1;
-	if (sig == SIGTRAP && (rc == 2 || doorbell))
+	if (sig == SIGTRAP && (rc >= 2 || doorbell))
 		_stp_pt_set_resume_signal(t, 0);
 	_stp_pt_set_regs(t, &r);
 }

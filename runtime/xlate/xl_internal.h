@@ -128,6 +128,8 @@ struct xl_thread {
 	int ninval;
 	uint64_t mapped_gen;
 	int no_restore; /* the stop aborted an rseq section's copy */
+	int at_event;	/* stopped at an event trap, its records being read */
+	int last_part;	/* the records given now end where the drain ends */
 	struct user_regs_struct cache_regs, native_regs;
 	/* rseq (rseq.c): the thread's struct rseq, reached at fs:rseq_off */
 	int rseq_on;
@@ -277,13 +279,17 @@ int xl_block_changed(struct xl_thread *xt, const struct xl_block *b);
 /* sigmap.c */
 /* The native state of a thread stopped at r (cache or agent); 1 if it
  * was in our code (r changed), 2 if that was a trap stub's int3 (the
- * engine's breakpoint at r->rip - 1), 0 if native already, -1 if it
+ * engine's breakpoint at r->rip - 1), 3 if an event trap's int3 (r: the
+ * state before the event's instruction; its record not committed), 0 if native already, -1 if it
  * cannot be told (r unchanged). is_trap: the stop is an int3's SIGTRAP.
  * *after_trap (if not NULL): the native pc when the thread had taken the
  * trap of a breakpoint there and not run its instruction yet, else 0. */
 int xl_to_native(struct xl_thread *xt, struct user_regs_struct *r, int is_trap,
 		 uint64_t *after_trap);
 int xl_is_our_rdtsc(struct xl_thread *xt, uint64_t pc);
+/* After an event trap's int3 at cache pc - 1: where the thread goes on,
+ * past its commit (staprun commits at the stop); 0 if none there. */
+uint64_t xl_event_resume(struct xl_thread *xt, uint64_t pc);
 #define XL_EFLAGS_TF 0x100ull
 
 /* rseq.c */

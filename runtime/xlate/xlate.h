@@ -60,9 +60,17 @@ struct _stp_xl_config {
 	 * else it rings its doorbell, where its ring is read. 0: the doorbell
 	 * at once (a client that reads only at stops). */
 	unsigned ring_wait_us;
+	/* XL_STOP_*: these events stop the thread just after their record
+	 * is written, in the state before their instruction (the native
+	 * state a breakpoint there gives); ops->records gets the records up
+	 * to this one, the last with _stp_xl_at_event() 1, then the thread
+	 * goes on in the cache. */
+	int stop;
 };
-#define XL_CAP_ARGS 1 /* before calls, jumps and signal entries: arguments */
-#define XL_CAP_RET 2  /* before returns: rax */
+#define XL_CAP_ARGS 1  /* before calls, jumps and signal entries: arguments */
+#define XL_CAP_RET 2   /* before returns: rax */
+#define XL_STOP_CALL 1 /* calls and jumps into another function */
+#define XL_STOP_RET 2  /* returns */
 
 /* Can the engine run here? 1 yes, 0 no (why says why), for auto. */
 int _stp_xl_usable(char *why, size_t len);
@@ -105,6 +113,10 @@ void _stp_xl_proc_gone(struct _stp_xl_engine *x, struct _stp_pt_proc *p);
 void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 /* Drain t's ring now (records go to ops->records). */
 void _stp_xl_drain(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
+/* Inside ops->records: is t held at the event of the last record given
+ * now (cfg.stop), its registers and memory those before the event's
+ * instruction? (The records before it are read as ever.) */
+int _stp_xl_at_event(struct _stp_xl_engine *x, struct _stp_pt_thread *t);
 
 /* Counters, for -v. */
 struct _stp_xl_stats {
@@ -112,6 +124,7 @@ struct _stp_xl_stats {
 	uint64_t blocks;      /* translated */
 	uint64_t code_bytes;  /* of translated code */
 	uint64_t doorbells;   /* stops asked for by the agent */
+	uint64_t event_stops; /* cfg.stop: stops at events for handlers */
 	uint64_t agent;	      /* entries into the agent */
 	uint64_t dir_hits;    /* lookup misses the agent answered itself */
 	uint64_t records;     /* drained */
