@@ -43,7 +43,10 @@
 #define XL_E_SIGRETURN 4   /* rt_sigreturn (rax 15): the agent runs it */
 #define XL_E_FALLBACK 5	   /* an instruction that cannot be translated */
 #define XL_E_RSEQ 6	   /* rseq_cs holds a descriptor the block does not know */
-#define XL_E_N 7
+#define XL_E_MEMSYS                                                                  \
+	7 /* after mmap, mprotect, munmap, mremap: s_tgt = its number, retry = after \
+	   */
+#define XL_E_N 8
 
 /* ---- control block offsets (struct xl_ctl, checked below) ---- */
 
@@ -106,6 +109,7 @@ enum xl_req {
 	XL_REQ_FALLBACK,  /* arg: native pc; answer: where to go on */
 	XL_REQ_SIGRETURN, /* arg: frame's native pc; answer: its clean entry */
 	XL_REQ_RSEQ,	  /* arg: native pc; a descriptor to learn (rseq.c) */
+	XL_REQ_MEMSYS,	  /* arg: native pc after a system call that may change code */
 };
 
 /* The kernel's struct rseq_cs (linux/rseq.h). */

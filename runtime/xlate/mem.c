@@ -4,8 +4,14 @@
  * memory another mapping or process can write) is checked at each block
  * entry against the bytes it was translated from (the check is below).
  * The mappings come from /proc/PID/maps, read again when an address is
- * not covered. A stable mapping that goes (dlclose: the core tells us,
- * _stp_xl_mem_changed) takes its blocks with it. */
+ * not covered. A stable mapping that goes or changes (dlclose: the core
+ * tells us, _stp_xl_mem_changed; mmap, mprotect, munmap, mremap: the
+ * translated code asks after each, XL_REQ_MEMSYS) takes its blocks with
+ * it. Code neither executable nor readable (PROT_NONE) is translated as
+ * checked: the load of its check faults as the jump to it would (same
+ * si_addr, same si_code), and it runs once made executable again.
+ * Readable code that is not executable is not translated: the thread
+ * leaves the cache and meets the fault natively. */
 #include "xlate/block.h"
 
 #include <errno.h>
@@ -37,10 +43,13 @@ static void reload(struct xl_proc *xp, pid_t tid)
 			xp->mr = v;
 			xp->capmr = cap;
 		}
-		/* a regular file's private, read-only text: inode, no w, p */
-		int stable = ino != 0 && perms[1] != 'w' && perms[3] == 'p' && line[n] == '/';
-		xp->mr[xp->nmr++] =
-		    (struct xl_mrange){lo, hi, stable, off, ino, (uint64_t)maj << 32 | min};
+		/* a regular file's private, read-only text: inode, no w, x, p
+		 * (protected otherwise since: its blocks go) */
+		int exec = perms[2] == 'x', unreadable = perms[0] != 'r';
+		int stable =
+		    ino != 0 && perms[1] != 'w' && exec && perms[3] == 'p' && line[n] == '/';
+		xp->mr[xp->nmr++] = (struct xl_mrange){
+		    lo, hi, stable, off, ino, (uint64_t)maj << 32 | min, exec, unreadable};
 	}
 	fclose(f);
 }
@@ -87,6 +96,17 @@ int xl_code_stable(struct xl_thread *xt, uint64_t addr)
 	}
 	xp->cmap[xp->ncmap++] = *m;
 	return 1;
+}
+
+int xl_code_runs(struct xl_thread *xt, uint64_t addr)
+{
+	const struct xl_mrange *m = find(xt->xp, addr);
+
+	if (!m || !m->exec) {
+		reload(xt->xp, xt->tid);
+		m = find(xt->xp, addr);
+	}
+	return m && (m->exec || m->unreadable);
 }
 
 int xl_mem_gone(struct xl_proc *xp, pid_t tid, uint64_t (*out)[2], int max)

@@ -179,6 +179,19 @@ static uint64_t full(struct xl_ctl *c)
 	return c->retry;
 }
 
+/* After a system call that may unmap, replace or protect code (s_tgt: its
+ * number): staprun drops the blocks of what changed, unless the call
+ * failed or was an mmap that replaces nothing (no MAP_FIXED). */
+static uint64_t memsys(struct xl_ctl *c)
+{
+	const uint64_t *sv = (const uint64_t *)(xl_base + XL_STACK_TOP);
+	uint64_t rc = c->s_rax, flags = sv[-XL_SV_R10];
+
+	if (rc >= (uint64_t)-4095 || (c->s_tgt == 9 && !(flags & 0x10 /* MAP_FIXED */)))
+		return c->retry;
+	return ask(c, XL_REQ_MEMSYS, c->native_pc);
+}
+
 uint64_t xl_agent(int why)
 {
 	struct xl_ctl *c = &xl_ctl;
@@ -197,6 +210,8 @@ uint64_t xl_agent(int why)
 		return sigreturn(c);
 	case XL_E_RSEQ:
 		return ask(c, XL_REQ_RSEQ, c->native_pc);
+	case XL_E_MEMSYS:
+		return memsys(c);
 	default:
 		return ask(c, XL_REQ_FALLBACK, c->native_pc);
 	}
