@@ -120,6 +120,7 @@ struct xl_rseq_cs {
 #define XL_RSEQ_SHADOWS 32
 
 #define XL_SIGRETS 4
+#define XL_CODE_N 16
 
 /* Answers carry this bit (an address alone may be 0 = "go native"). */
 #define XL_ANSWERED (1ull << 63)
@@ -178,6 +179,12 @@ struct xl_ctl {
 	/* rseq: the descriptors of the copies of critical sections in this
 	 * thread's cache (rseq_cs points to one while its copy runs) */
 	struct xl_rseq_cs shadow[XL_RSEQ_SHADOWS];
+	/* The stable code (mem.c) this thread's blocks were translated from,
+	 * mapping by mapping (written by staprun as it translates): a memory
+	 * system call that touches none of it needs no doorbell (code that
+	 * is not stable checks itself). ncode > XL_CODE_N: always ask. */
+	uint64_t ncode;
+	uint64_t code[XL_CODE_N][2];
 };
 
 _Static_assert(__builtin_offsetof(struct xl_ctl, s_jfn) == XL_CTL_S_JFN, "ctl layout");

@@ -70,6 +70,45 @@ static const struct xl_mrange *find(const struct xl_proc *xp, uint64_t addr)
 	return NULL;
 }
 
+/* Each thread's list of the stable code blocks of its address space come
+ * from (layout.h, the agent's test after a memory system call): m in it.
+ * Only added to (a superset costs a doorbell, no more); the count last
+ * (a running thread reads it). */
+static void publish1(struct xl_ctl *c, const struct xl_mrange *m)
+{
+	uint64_t n = c->ncode;
+
+	if (n > XL_CODE_N)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		if (c->code[i][0] == m->lo && c->code[i][1] == m->hi)
+			return;
+	if (n == XL_CODE_N) {
+		c->ncode = XL_CODE_N + 1; /* too many: always ask */
+		return;
+	}
+	c->code[n][0] = m->lo;
+	c->code[n][1] = m->hi;
+	__atomic_store_n(&c->ncode, n + 1, __ATOMIC_RELEASE);
+}
+
+static void publish(struct xl_proc *xp, const struct xl_mrange *m)
+{
+	for (struct xl_proc *q = xp->x->procs; q; q = q->next) {
+		if (q != xp && !_stp_pt_proc_shares_mm(q->p, xp->p))
+			continue;
+		for (struct xl_thread *t = q->threads; t; t = t->next)
+			if (t->ctl)
+				publish1(t->ctl, m);
+	}
+}
+
+void xl_code_publish(struct xl_thread *xt)
+{
+	for (size_t i = 0; i < xt->xp->ncmap; i++)
+		publish1(xt->ctl, &xt->xp->cmap[i]);
+}
+
 int xl_code_stable(struct xl_thread *xt, uint64_t addr)
 {
 	struct xl_proc *xp = xt->xp;
@@ -83,18 +122,21 @@ int xl_code_stable(struct xl_thread *xt, uint64_t addr)
 	}
 	if (!m || !m->stable)
 		return 0;
-	for (size_t i = 0; i < xp->ncmap; i++)
-		if (xp->cmap[i].lo == m->lo)
-			return 1;
-	if (xp->ncmap == xp->capcmap) {
-		size_t cap = xp->capcmap ? 2 * xp->capcmap : 16;
-		struct xl_mrange *v = realloc(xp->cmap, cap * sizeof *v);
-		if (!v)
-			return 0; /* not remembered: checked instead */
-		xp->cmap = v;
-		xp->capcmap = cap;
+	size_t i;
+	for (i = 0; i < xp->ncmap && xp->cmap[i].lo != m->lo; i++)
+		;
+	if (i == xp->ncmap) {
+		if (xp->ncmap == xp->capcmap) {
+			size_t cap = xp->capcmap ? 2 * xp->capcmap : 16;
+			struct xl_mrange *v = realloc(xp->cmap, cap * sizeof *v);
+			if (!v)
+				return 0; /* not remembered: checked instead */
+			xp->cmap = v;
+			xp->capcmap = cap;
+		}
+		xp->cmap[xp->ncmap++] = *m;
 	}
-	xp->cmap[xp->ncmap++] = *m;
+	publish(xp, m);
 	return 1;
 }
 

@@ -81,6 +81,7 @@ static void region_init(struct xl_thread *xt)
 	c->ring_base = xt->rg.addr + XL_RING_OFF;
 	c->ring_end = c->ring_base + xt->ring_n * sizeof(struct xl_rec);
 	xl_ring_reset(xt);
+	xl_code_publish(xt);
 }
 
 static int region_get(struct xl_thread *xt)

@@ -266,6 +266,8 @@ int xl_code_stable(struct xl_thread *xt, uint64_t addr);
 /* May code at addr be translated: executable, or not readable either
  * (its check faults as the code would; mem.c)? The maps read again if not. */
 int xl_code_runs(struct xl_thread *xt, uint64_t addr);
+/* A new thread's list of the stable code of its address space (mem.c). */
+void xl_code_publish(struct xl_thread *xt);
 /* The mappings blocks were made from that are not there any more (as
  * they were: dlclose, munmap, another file at the same place), now that
  * the thread (stopped) says the memory changed: into out (at most max),
