@@ -463,15 +463,20 @@ static void do_jcxz(struct tctx *c, const struct xl_insn *in)
 
 /* syscall stays the real instruction. rt_sigreturn goes through the agent
  * (the frame's rip becomes a cache address); clone, fork, vfork and
- * clone3 go through a copy after which a child (rax 0) leaves at once. */
+ * clone3 go through a copy after which a child (rax 0) leaves at once;
+ * mmap, mprotect, munmap and mremap through a copy after which the agent
+ * may have staprun drop the blocks of code they changed. Each test: a lea
+ * and a jrcxz not taken. */
 static void do_syscall(struct tctx *c, const struct xl_insn *in)
 {
-	static const int16_t clones[] = {56, 57, 58, 435};
-	struct xl_label sys = {-1}, after = {-1}, to_sr = {-1}, to_cl = {-1}, go = {-1};
+	static const int16_t clones[] = {56, 57, 58, 435}, mems[] = {9, 10, 11, 25};
+	struct xl_label sys = {-1}, after = {-1}, to_sr = {-1}, to_cl = {-1}, to_ms = {-1},
+			go = {-1};
 	uint64_t a = in->pc, f = in->pc + in->len;
-	struct cold *sr = xb_cold_new(c, C_SIGRET), *cl = xb_cold_new(c, C_CLONE);
+	struct cold *sr = xb_cold_new(c, C_SIGRET), *cl = xb_cold_new(c, C_CLONE),
+		    *ms = xb_cold_new(c, C_MEMSYS);
 
-	if (!sr || !cl)
+	if (!sr || !cl || !ms)
 		return;
 	xb_clean(c, a);
 	xb_to_slot(c, XL_CTL_S_RCX, ZYDIS_REGISTER_RCX);
@@ -482,12 +487,18 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 		xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -clones[i], 8));
 		xl_emit_branch_to(&c->e, MN(JRCXZ), &to_cl);
 	}
+	for (size_t i = 0; i < sizeof mems / sizeof *mems; i++) {
+		xl_memo2(&c->e, MN(LEA), REG(RCX), xb_at(ZYDIS_REGISTER_RAX, -mems[i], 8));
+		xl_emit_branch_to(&c->e, MN(JRCXZ), &to_ms);
+	}
 	/* jrcxz reaches 127 bytes: through jumps to the far paths */
 	xl_emit_branch_to(&c->e, MN(JMP), &go);
 	xl_emit_bind(&c->e, &to_sr);
 	xl_emit_branch_to(&c->e, MN(JMP), &sr->at);
 	xl_emit_bind(&c->e, &to_cl);
 	xl_emit_branch_to(&c->e, MN(JMP), &cl->at);
+	xl_emit_bind(&c->e, &to_ms);
+	xl_emit_branch_to(&c->e, MN(JMP), &ms->at);
 	xl_emit_bind(&c->e, &go);
 	xl_emit_bind(&c->e, &sys);
 	xl_memo0(&c->e, MN(SYSCALL));
@@ -500,6 +511,9 @@ static void do_syscall(struct tctx *c, const struct xl_insn *in)
 	cl->pc = a;
 	cl->pc2 = f;
 	cl->back = after.off;
+	ms->pc = a;
+	ms->pc2 = f;
+	ms->back = after.off;
 }
 
 /* An instruction that cannot be translated: the agent hands the thread
@@ -584,6 +598,23 @@ static void cold_clone(struct tctx *c, struct cold *k)
 	xl_memo1(&c->e, MN(JMP), REG(RCX));
 }
 
+/* pc: the syscall; pc2: the native next pc; back: there in the block. The
+ * agent goes on at back (rcx = pc2 restored) or where staprun says. */
+static void cold_memsys(struct tctx *c, struct cold *k)
+{
+	xb_mid(c, k->pc, XL_PC_CONST, XL_SAVED_RCX, 0);
+	xb_to_slot(c, XL_CTL_S_TGT, ZYDIS_REGISTER_RAX);
+	xl_memo0(&c->e, MN(SYSCALL));
+	c->e.st = (struct xl_state){.kind = XL_ST_SYSRET, .pc = k->pc2};
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
+	xb_save_rax_rcx(c, k->pc2);
+	lea_off(c, ZYDIS_REGISTER_RCX, k->back);
+	xb_to_slot(c, XL_CTL_RETRY, ZYDIS_REGISTER_RCX);
+	xb_mov_imm(c, ZYDIS_REGISTER_RCX, k->pc2);
+	xb_to_slot(c, XL_CTL_NATIVE_PC, ZYDIS_REGISTER_RCX);
+	xl_memo1(&c->e, MN(JMP), xb_entry(c, XL_E_MEMSYS));
+}
+
 /* pc: the syscall. */
 static void cold_sigret(struct tctx *c, struct cold *k)
 {
@@ -639,6 +670,9 @@ static void emit_cold(struct tctx *c, struct xl_label *ientry)
 			break;
 		case C_SIGRET:
 			cold_sigret(c, k);
+			break;
+		case C_MEMSYS:
+			cold_memsys(c, k);
 			break;
 		case C_XJUMP:
 			cold_xjump(c, k);

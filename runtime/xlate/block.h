@@ -21,6 +21,7 @@ enum cold_kind {
 	C_EXIT,
 	C_CLONE,
 	C_SIGRET,
+	C_MEMSYS,
 	C_JREC,
 	C_XJUMP,
 	C_CHECK,
@@ -34,7 +35,7 @@ struct cold {
 	uint64_t after_trap_pc;	       /* the instruction's (struct tctx) */
 	struct xl_label at;	       /* where it starts */
 	int32_t back;		       /* offset of where it goes back to: C_FULL: the
-					* retry; C_CLONE: after the syscall; C_SIGRET:
+					* retry; C_CLONE, C_MEMSYS: after the syscall; C_SIGRET:
 					* the syscall; C_RSEQ_CHK: the check's end (all
 					* bound before cold code) */
 	uint64_t pc, pc2;	       /* native pcs (see each kind) */

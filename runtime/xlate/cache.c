@@ -251,6 +251,10 @@ static struct xl_block *translate_one(struct xl_thread *xt, uint64_t native, con
 
 	if (b)
 		return b;
+	if (!xl_code_runs(xt, native)) {
+		*why = "code readable but not executable: it faults natively";
+		return NULL;
+	}
 	for (int tries = 0; tries < 4; tries++) {
 		struct xl_chunk *ch = xl_chunk_for(xt, native);
 		if (!ch) {

@@ -43,7 +43,10 @@
 #define XL_E_SIGRETURN 4   /* rt_sigreturn (rax 15): the agent runs it */
 #define XL_E_FALLBACK 5	   /* an instruction that cannot be translated */
 #define XL_E_RSEQ 6	   /* rseq_cs holds a descriptor the block does not know */
-#define XL_E_N 7
+#define XL_E_MEMSYS                                                                  \
+	7 /* after mmap, mprotect, munmap, mremap: s_tgt = its number, retry = after \
+	   */
+#define XL_E_N 8
 
 /* ---- control block offsets (struct xl_ctl, checked below) ---- */
 
@@ -106,6 +109,7 @@ enum xl_req {
 	XL_REQ_FALLBACK,  /* arg: native pc; answer: where to go on */
 	XL_REQ_SIGRETURN, /* arg: frame's native pc; answer: its clean entry */
 	XL_REQ_RSEQ,	  /* arg: native pc; a descriptor to learn (rseq.c) */
+	XL_REQ_MEMSYS,	  /* arg: native pc after a system call that may change code */
 };
 
 /* The kernel's struct rseq_cs (linux/rseq.h). */
@@ -116,6 +120,7 @@ struct xl_rseq_cs {
 #define XL_RSEQ_SHADOWS 32
 
 #define XL_SIGRETS 4
+#define XL_CODE_N 16
 
 /* Answers carry this bit (an address alone may be 0 = "go native"). */
 #define XL_ANSWERED (1ull << 63)
@@ -174,6 +179,12 @@ struct xl_ctl {
 	/* rseq: the descriptors of the copies of critical sections in this
 	 * thread's cache (rseq_cs points to one while its copy runs) */
 	struct xl_rseq_cs shadow[XL_RSEQ_SHADOWS];
+	/* The stable code (mem.c) this thread's blocks were translated from,
+	 * mapping by mapping (written by staprun as it translates): a memory
+	 * system call that touches none of it needs no doorbell (code that
+	 * is not stable checks itself). ncode > XL_CODE_N: always ask. */
+	uint64_t ncode;
+	uint64_t code[XL_CODE_N][2];
 };
 
 _Static_assert(__builtin_offsetof(struct xl_ctl, s_jfn) == XL_CTL_S_JFN, "ctl layout");

@@ -4,8 +4,14 @@
  * memory another mapping or process can write) is checked at each block
  * entry against the bytes it was translated from (the check is below).
  * The mappings come from /proc/PID/maps, read again when an address is
- * not covered. A stable mapping that goes (dlclose: the core tells us,
- * _stp_xl_mem_changed) takes its blocks with it. */
+ * not covered. A stable mapping that goes or changes (dlclose: the core
+ * tells us, _stp_xl_mem_changed; mmap, mprotect, munmap, mremap: the
+ * translated code asks after each, XL_REQ_MEMSYS) takes its blocks with
+ * it. Code neither executable nor readable (PROT_NONE) is translated as
+ * checked: the load of its check faults as the jump to it would (same
+ * si_addr, same si_code), and it runs once made executable again.
+ * Readable code that is not executable is not translated: the thread
+ * leaves the cache and meets the fault natively. */
 #include "xlate/block.h"
 
 #include <errno.h>
@@ -37,10 +43,13 @@ static void reload(struct xl_proc *xp, pid_t tid)
 			xp->mr = v;
 			xp->capmr = cap;
 		}
-		/* a regular file's private, read-only text: inode, no w, p */
-		int stable = ino != 0 && perms[1] != 'w' && perms[3] == 'p' && line[n] == '/';
-		xp->mr[xp->nmr++] =
-		    (struct xl_mrange){lo, hi, stable, off, ino, (uint64_t)maj << 32 | min};
+		/* a regular file's private, read-only text: inode, no w, x, p
+		 * (protected otherwise since: its blocks go) */
+		int exec = perms[2] == 'x', unreadable = perms[0] != 'r';
+		int stable =
+		    ino != 0 && perms[1] != 'w' && exec && perms[3] == 'p' && line[n] == '/';
+		xp->mr[xp->nmr++] = (struct xl_mrange){
+		    lo, hi, stable, off, ino, (uint64_t)maj << 32 | min, exec, unreadable};
 	}
 	fclose(f);
 }
@@ -61,6 +70,45 @@ static const struct xl_mrange *find(const struct xl_proc *xp, uint64_t addr)
 	return NULL;
 }
 
+/* Each thread's list of the stable code blocks of its address space come
+ * from (layout.h, the agent's test after a memory system call): m in it.
+ * Only added to (a superset costs a doorbell, no more); the count last
+ * (a running thread reads it). */
+static void publish1(struct xl_ctl *c, const struct xl_mrange *m)
+{
+	uint64_t n = c->ncode;
+
+	if (n > XL_CODE_N)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		if (c->code[i][0] == m->lo && c->code[i][1] == m->hi)
+			return;
+	if (n == XL_CODE_N) {
+		c->ncode = XL_CODE_N + 1; /* too many: always ask */
+		return;
+	}
+	c->code[n][0] = m->lo;
+	c->code[n][1] = m->hi;
+	__atomic_store_n(&c->ncode, n + 1, __ATOMIC_RELEASE);
+}
+
+static void publish(struct xl_proc *xp, const struct xl_mrange *m)
+{
+	for (struct xl_proc *q = xp->x->procs; q; q = q->next) {
+		if (q != xp && !_stp_pt_proc_shares_mm(q->p, xp->p))
+			continue;
+		for (struct xl_thread *t = q->threads; t; t = t->next)
+			if (t->ctl)
+				publish1(t->ctl, m);
+	}
+}
+
+void xl_code_publish(struct xl_thread *xt)
+{
+	for (size_t i = 0; i < xt->xp->ncmap; i++)
+		publish1(xt->ctl, &xt->xp->cmap[i]);
+}
+
 int xl_code_stable(struct xl_thread *xt, uint64_t addr)
 {
 	struct xl_proc *xp = xt->xp;
@@ -74,19 +122,33 @@ int xl_code_stable(struct xl_thread *xt, uint64_t addr)
 	}
 	if (!m || !m->stable)
 		return 0;
-	for (size_t i = 0; i < xp->ncmap; i++)
-		if (xp->cmap[i].lo == m->lo)
-			return 1;
-	if (xp->ncmap == xp->capcmap) {
-		size_t cap = xp->capcmap ? 2 * xp->capcmap : 16;
-		struct xl_mrange *v = realloc(xp->cmap, cap * sizeof *v);
-		if (!v)
-			return 0; /* not remembered: checked instead */
-		xp->cmap = v;
-		xp->capcmap = cap;
+	size_t i;
+	for (i = 0; i < xp->ncmap && xp->cmap[i].lo != m->lo; i++)
+		;
+	if (i == xp->ncmap) {
+		if (xp->ncmap == xp->capcmap) {
+			size_t cap = xp->capcmap ? 2 * xp->capcmap : 16;
+			struct xl_mrange *v = realloc(xp->cmap, cap * sizeof *v);
+			if (!v)
+				return 0; /* not remembered: checked instead */
+			xp->cmap = v;
+			xp->capcmap = cap;
+		}
+		xp->cmap[xp->ncmap++] = *m;
 	}
-	xp->cmap[xp->ncmap++] = *m;
+	publish(xp, m);
 	return 1;
+}
+
+int xl_code_runs(struct xl_thread *xt, uint64_t addr)
+{
+	const struct xl_mrange *m = find(xt->xp, addr);
+
+	if (!m || !m->exec) {
+		reload(xt->xp, xt->tid);
+		m = find(xt->xp, addr);
+	}
+	return m && (m->exec || m->unreadable);
 }
 
 int xl_mem_gone(struct xl_proc *xp, pid_t tid, uint64_t (*out)[2], int max)

@@ -81,6 +81,7 @@ static void region_init(struct xl_thread *xt)
 	c->ring_base = xt->rg.addr + XL_RING_OFF;
 	c->ring_end = c->ring_base + xt->ring_n * sizeof(struct xl_rec);
 	xl_ring_reset(xt);
+	xl_code_publish(xt);
 }
 
 static int region_get(struct xl_thread *xt)
@@ -116,6 +117,7 @@ static int regs_equal(const struct user_regs_struct *a, const struct user_regs_s
 }
 
 static void fallback(struct xl_thread *xt, uint64_t pc, const char *why);
+static void mem_changed(struct xl_proc *xp, pid_t tid);
 
 /* A block's check after a store at fs: met a descriptor it did not know
  * (the thread is at pc, after the store): learn it, make its section's
@@ -181,6 +183,11 @@ static void doorbell(struct xl_thread *xt)
 	}
 	case XL_REQ_RSEQ:
 		ans = rseq_learn(xt, c->arg);
+		break;
+	case XL_REQ_MEMSYS: /* the maps again; the thread goes on after its call */
+		mem_changed(xt->xp, xt->tid);
+		if (!(ans = xl_enter_at(xt, c->arg, 0, &why)))
+			fallback(xt, c->arg, why);
 		break;
 	case XL_REQ_FALLBACK:
 	default: {
@@ -296,21 +303,27 @@ void xl_invalidate_all(struct xl_proc *xp, uint64_t lo, uint64_t hi)
 	}
 }
 
-void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
+/* The blocks (and cached function ranges) of the code of xp's address
+ * space no longer mapped as it was go, in every thread of it. */
+static void mem_changed(struct xl_proc *xp, pid_t tid)
 {
-	struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 0);
 	uint64_t gone[16][2];
-	int n;
+	int n = xl_mem_gone(xp, tid, gone, 16);
 
-	if (!xp)
-		return;
-	n = xl_mem_gone(xp, _stp_pt_tid(t), gone, 16);
 	for (int i = 0; i < n; i++) {
 		xl_debug("code at %#llx-%#llx unmapped or replaced", (unsigned long long)gone[i][0],
 			 (unsigned long long)gone[i][1]);
 		xl_invalidate_all(xp, gone[i][0], gone[i][1]);
 		xl_funcs_forget(xp, gone[i][0], gone[i][1]);
 	}
+}
+
+void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
+{
+	struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 0);
+
+	if (xp)
+		mem_changed(xp, _stp_pt_tid(t));
 }
 
 /* Is pc in the agent or the cache of xt? */

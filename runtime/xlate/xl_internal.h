@@ -145,6 +145,7 @@ struct xl_mrange {
 	uint64_t lo, hi;
 	int stable;		/* private, read-only, of a regular file */
 	uint64_t off, ino, dev; /* which file, where in it */
+	int exec, unreadable;	/* PROT_EXEC, no PROT_READ */
 };
 
 /* Functions' address ranges, as the core gave them (cache.c). */
@@ -264,6 +265,11 @@ int xl_block_translate(struct xl_thread *xt, struct xl_chunk *ch, uint64_t nativ
 /* Is the code at addr stable (text of a file, read-only, private)? Else
  * its blocks check their bytes at entry. */
 int xl_code_stable(struct xl_thread *xt, uint64_t addr);
+/* May code at addr be translated: executable, or not readable either
+ * (its check faults as the code would; mem.c)? The maps read again if not. */
+int xl_code_runs(struct xl_thread *xt, uint64_t addr);
+/* A new thread's list of the stable code of its address space (mem.c). */
+void xl_code_publish(struct xl_thread *xt);
 /* The mappings blocks were made from that are not there any more (as
  * they were: dlclose, munmap, another file at the same place), now that
  * the thread (stopped) says the memory changed: into out (at most max),

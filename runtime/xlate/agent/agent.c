@@ -179,6 +179,37 @@ static uint64_t full(struct xl_ctl *c)
 	return c->retry;
 }
 
+static int touches_code(volatile struct xl_ctl *c, uint64_t lo, uint64_t len)
+{
+	uint64_t hi = lo + ((len + 4095) & ~4095ull), n = c->ncode;
+
+	if (n > XL_CODE_N || hi < lo)
+		return 1;
+	for (uint64_t i = 0; i < n; i++)
+		if (lo < c->code[i][1] && c->code[i][0] < hi)
+			return 1;
+	return 0;
+}
+
+/* After a system call that may unmap, replace or protect code (s_tgt: its
+ * number; its arguments still in the registers): staprun drops the blocks
+ * of what changed, unless the call failed, was an mmap that replaces
+ * nothing (no MAP_FIXED) or touches no stable code of the address space
+ * (code that is not stable checks itself). */
+static uint64_t memsys(struct xl_ctl *c)
+{
+	const uint64_t *sv = (const uint64_t *)(xl_base + XL_STACK_TOP);
+	uint64_t rc = c->s_rax, nr = c->s_tgt, flags = sv[-XL_SV_R10];
+	int ask_it;
+
+	if (rc >= (uint64_t)-4095 || (nr == 9 && !(flags & 0x10 /* MAP_FIXED */)))
+		return c->retry;
+	ask_it = touches_code(c, sv[-XL_SV_RDI], sv[-XL_SV_RSI]);
+	if (nr == 25 && (flags & 2 /* MREMAP_FIXED */)) /* onto r8, new length rdx */
+		ask_it = ask_it || touches_code(c, sv[-XL_SV_R8], sv[-XL_SV_RDX]);
+	return ask_it ? ask(c, XL_REQ_MEMSYS, c->native_pc) : c->retry;
+}
+
 uint64_t xl_agent(int why)
 {
 	struct xl_ctl *c = &xl_ctl;
@@ -197,6 +228,8 @@ uint64_t xl_agent(int why)
 		return sigreturn(c);
 	case XL_E_RSEQ:
 		return ask(c, XL_REQ_RSEQ, c->native_pc);
+	case XL_E_MEMSYS:
+		return memsys(c);
 	default:
 		return ask(c, XL_REQ_FALLBACK, c->native_pc);
 	}

@@ -45,6 +45,7 @@
 	XL_ENTRY xl_entry_sigreturn, XL_E_SIGRETURN
 	XL_ENTRY xl_entry_fallback, XL_E_FALLBACK
 	XL_ENTRY xl_entry_rseq, XL_E_RSEQ
+	XL_ENTRY xl_entry_memsys, XL_E_MEMSYS
 
 	.globl xl_exit
 	.hidden xl_exit

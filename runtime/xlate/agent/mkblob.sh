@@ -30,7 +30,7 @@ echo "const struct _stp_xl_agent_syms _stp_xl_agent = {"
 echo "	.code = _stp_xl_agent_code,"
 echo "	.size = sizeof _stp_xl_agent_code,"
 echo "	.entry = {"
-for e in miss_ret miss_jmp miss_direct full sigreturn fallback rseq; do
+for e in miss_ret miss_jmp miss_direct full sigreturn fallback rseq memsys; do
 	echo "		$(sym xl_entry_$e),"
 done
 echo "	},"
