@@ -57,7 +57,7 @@ struct dcg_outq dcg_outq;
 static void out_raw(const void *p, size_t n)
 {
 	if (!out) {
-		_stp_print_n(NULL, p, n);
+		_stp_print_unit(p, n);
 		return;
 	}
 	if (!out_err && fwrite(p, 1, n, out) != n)

@@ -35,6 +35,10 @@ int _stp_write_all(int fd, const char *buf, size_t len);
 /* Did the output end because its reader went away, with the caller's
  * SIGPIPE at its default (so staprun should die of SIGPIPE)? */
 int _stp_transport_reader_gone(void);
+/* Text of whole lines written as one unit of output (-S switches files
+ * between units), straight from the caller's buffer unless a handler's
+ * output is pending: then it goes behind that (the call graph's batches). */
+void _stp_print_unit(const char *s, size_t n);
 
 /* Stop signals while a handler runs (interrupt.c). init once a run; begin
  * and end around each handler, with sigsetjmp(_stp_interrupt_jmp, 1) just

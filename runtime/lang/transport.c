@@ -188,24 +188,32 @@ int _stp_transport_reader_gone(void)
 	return out_failed == EPIPE && !_stp_signal_caller_ignored(SIGPIPE);
 }
 
-static void flush_out(void)
+/* One unit of output: the file switches before it (-S, switch_file()),
+ * never in its middle. */
+static void write_unit(const char *p, size_t n)
 {
 	int rc = 0;
 
-	if (_stp_outbuf.len && !out_failed && outf.name &&
+	if (!n || out_failed)
+		return;
+	if (outf.name &&
 	    (outf.switch_pending ||
-	     (outf.size_max && outf.written &&
-	      outf.written + (int64_t)_stp_outbuf.len > outf.size_max)))
+	     (outf.size_max && outf.written && outf.written + (int64_t)n > outf.size_max)))
 		switch_output();
-	if (_stp_outbuf.len && !out_failed) {
-		_stp_dbg(STP_DBG_TRANSPORT, 2, "writing %zu bytes", _stp_outbuf.len);
-		outf.written += (int64_t)_stp_outbuf.len;
-		_stp_output_writing = 1;
-		rc = _stp_write_all(out_fd, _stp_outbuf.buf, _stp_outbuf.len);
-		_stp_output_writing = 0;
-	}
+	if (out_failed)
+		return;
+	_stp_dbg(STP_DBG_TRANSPORT, 2, "writing %zu bytes", n);
+	outf.written += (int64_t)n;
+	_stp_output_writing = 1;
+	rc = _stp_write_all(out_fd, p, n);
+	_stp_output_writing = 0;
 	if (rc < 0)
 		output_lost(errno);
+}
+
+static void flush_out(void)
+{
+	write_unit(_stp_outbuf.buf, _stp_outbuf.len);
 	_stp_outbuf.len = 0;
 	if (_stp_outbuf.buf)
 		_stp_outbuf.buf[0] = '\0';
@@ -235,6 +243,14 @@ void _stp_print_n(struct _stp_context *c, const char *s, size_t n)
 	_stp_strbuf_put(&_stp_outbuf, s, n);
 	if (_stp_outbuf.len >= outbuf_high)
 		flush_out();
+}
+
+void _stp_print_unit(const char *s, size_t n)
+{
+	if (_stp_outbuf.len) /* behind what a handler printed so far */
+		_stp_print_n(NULL, s, n);
+	else
+		write_unit(s, n);
 }
 
 void _stp_print(struct _stp_context *c, const char *s)
