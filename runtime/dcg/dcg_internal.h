@@ -109,7 +109,13 @@ extern uint64_t dcg_n_stops, dcg_n_calls, dcg_n_rets;
 extern uint64_t dcg_n_other; /* stops of untraced threads at the sites */
 
 /* ---- dcg.c: what the script's handlers need (_stp_dcg_needs) ---- */
-/* XL_CAP_*-like bits: 1 the calls' arguments, 2 the returns' rax. */
+/* _STP_DCG_CAPTURE's bits (elaborate_dcg_needs.c): the registers the
+ * handlers read (as XL_CAP_ARGS and XL_CAP_RET), and the events whose
+ * handlers need the thread stopped there. */
+#define DCG_CAP_ARGS 1	    /* the calls' arguments */
+#define DCG_CAP_RET 2	    /* the returns' rax */
+#define DCG_CAP_STOP_CALL 4 /* .call handlers need the thread */
+#define DCG_CAP_STOP_RET 8  /* .return handlers need the thread */
 int dcg_capture(void);
 /* What needs the thread stopped at the events (NULL: nothing). */
 const char *dcg_stop_why(void);

@@ -164,8 +164,8 @@ static void feed_regs(struct xthread *x, const struct xl_rec *r)
 	x->have_regs = 1;
 }
 
-/* Events of the kinds whose handlers need the thread stopped (pass 2's
- * _STP_DCG_CAPTURE bits 4 and 8): the engine stops it at each (XL_STOP_*). */
+/* Events of the kinds whose handlers need the thread stopped
+ * (DCG_CAP_STOP_*): the engine stops it at each (XL_STOP_*). */
 static int stops;
 
 /* held: the thread is held at r's event (the handlers get the thread
@@ -418,10 +418,12 @@ static void before_snapshot(pid_t pid, pid_t tid, int all)
 static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 {
 	size_t bytes = 1 << 20;
+	int need = dcg_capture();
 
-	cfg->capture = capture = dcg_capture() & (XL_CAP_ARGS | XL_CAP_RET);
-	cfg->stop = stops =
-	    (dcg_capture() & 4 ? XL_STOP_CALL : 0) | (dcg_capture() & 8 ? XL_STOP_RET : 0);
+	cfg->capture = capture =
+	    (need & DCG_CAP_ARGS ? XL_CAP_ARGS : 0) | (need & DCG_CAP_RET ? XL_CAP_RET : 0);
+	cfg->stop = stops = (need & DCG_CAP_STOP_CALL ? XL_STOP_CALL : 0) |
+	    (need & DCG_CAP_STOP_RET ? XL_STOP_RET : 0);
 	/* a full ring waits while the event loop's reads (poll.c, 2 ms apart
 	 * at most) come; it stops at its doorbell when none came for
 	 * RING_WAIT_US (staprun starved, or gone); the environment's

@@ -151,7 +151,8 @@ static void event_regs(struct dthread *d, int kind, uint32_t depth, struct _stp_
 		r.rip = tc->uaddr;
 		r.rsp = e ? e->sp : 0;
 		_stp_tctx_record(tc, d->pid, d->tid, &r);
-	} else if (dcg_capture() && tc->ops && tc->ops->get_regs(tc, &r) == 0) {
+	} else if ((dcg_capture() & (DCG_CAP_ARGS | DCG_CAP_RET)) && tc->ops &&
+		   tc->ops->get_regs(tc, &r) == 0) {
 		v[0] = r.rdi, v[1] = r.rsi, v[2] = r.rdx, v[3] = r.rcx, v[4] = r.r8, v[5] = r.r9;
 		v[6] = r.rax;
 	}
