@@ -77,11 +77,10 @@ int64_t xl_tsc_ns(struct _stp_xl_engine *x, uint64_t tsc)
 
 static void refine(struct _stp_xl_engine *x)
 {
-	int64_t n = mono_ns();
-	uint64_t t = __rdtsc();
+	double r = mono_ns() - x->ns0 > 50000000 ? rate_over(x, 0) : 0;
 
-	if (n - x->ns0 > 50000000 && t > x->tsc0)
-		x->ns_per_tick = (double)(n - x->ns0) / (double)(t - x->tsc0);
+	if (r > 0)
+		x->ns_per_tick = r;
 }
 
 void xl_ring_reset(struct xl_thread *xt)

@@ -346,6 +346,15 @@ static int to_native(struct xl_thread *xt, struct user_regs_struct *r, int trap,
 	return rc;
 }
 
+/* xt's ring read with the thread held where it is: the handlers of the
+ * last record read get the thread (_stp_xl_at_event). */
+static void drain_held(struct xl_thread *xt)
+{
+	xt->at_event = 1;
+	xl_ring_drain(xt);
+	xt->at_event = 0;
+}
+
 /* An event trap (cfg.stop): its record committed here, then read with
  * the thread held in the native state before the event's instruction
  * (what a breakpoint there shows), then on in the cache past the
@@ -361,9 +370,7 @@ static void event_stop(struct xl_thread *xt, const struct user_regs_struct *nati
 	xt->xp->x->st.event_stops++;
 	xt->ctl->ring_wp = cache.rcx; /* the commit the thread skips */
 	_stp_pt_set_regs(xt->t, native);
-	xt->at_event = 1;
-	xl_ring_drain(xt);
-	xt->at_event = 0;
+	drain_held(xt);
 	cache.rip = resume;
 	_stp_pt_set_regs(xt->t, &cache);
 }
@@ -572,9 +579,7 @@ static void on_sigstep(struct _stp_pt_thread *t, int sig, void *data)
 	xl_ring_put(xt, &rec);
 	if (xt->xp->x->cfg.stop & XL_STOP_CALL) {
 		/* its handlers need the thread: held here, at the entry */
-		xt->at_event = 1;
-		xl_ring_drain(xt);
-		xt->at_event = 0;
+		drain_held(xt);
 	}
 	if (from && from != xt->frame_after_trap && !xl_block_of_cache(xt, from))
 		sigret_learn(xt, from);
