@@ -23,6 +23,10 @@ void _stp_print_n(struct _stp_context *c, const char *s, size_t n)
 	(void)c;
 	fwrite(s, 1, n, stdout);
 }
+void _stp_print_unit(const char *s, size_t n)
+{
+	fwrite(s, 1, n, stdout);
+}
 static void vmsg(const char *what, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: ", what);
