@@ -46,6 +46,8 @@ struct frame {
 	uint64_t sp;   /* rsp after the call: the return-address slot */
 	uint64_t func; /* the callee (start of its symbol when known) */
 	uint64_t ns;
+	uint64_t site; /* a PLT stub's frame: the call (or jump) to it, the
+			* `from` of the callee's event once the stub is left */
 	uint8_t known; /* sp known (0: root entered other than by a call) */
 	uint8_t stub;  /* in a PLT stub: the call is not shown yet */
 	uint8_t tail;

@@ -40,7 +40,7 @@ static void pop(struct dthread *d, uint64_t from, uint64_t to, int unwound)
 {
 	struct frame *f = &d->f[--d->nf];
 	if (f->stub && d->hold != NO_HOLD && !f->hide) /* never resolved: show what ran */
-		dcg_emit_held(d, (uint32_t)d->nf, f->func, f->func, f->ns);
+		dcg_emit_held(d, (uint32_t)d->nf, f->site, f->func, f->ns);
 	else if (f->stub && d->hold != NO_HOLD)
 		d->nr = d->hold, d->hold = NO_HOLD;
 	else if (!f->stub && !f->hide) {
@@ -121,6 +121,7 @@ static void enter(struct dthread *d, uint64_t from, uint64_t to, uint64_t sp, in
 	f->sig = (uint8_t)(sig ? sig : 0);
 	if (dcg_is_stub(&d->rd, to)) {
 		f->stub = 1;
+		f->site = from;
 		/* hidden already if its caller is muted */
 		f->hide = f->mute = d->nf > 1 && d->f[d->nf - 2].mute;
 		return;
@@ -188,9 +189,9 @@ static void on_jump(struct dthread *d, uint64_t from, uint64_t to, uint64_t rsp,
 					d->nr = d->hold;
 				d->hold = NO_HOLD;
 			} else if (d->hold != NO_HOLD) {
-				dcg_emit_held(d, (uint32_t)(d->nf - 1), from, to, top->ns);
+				dcg_emit_held(d, (uint32_t)(d->nf - 1), top->site, to, top->ns);
 			} else {
-				dcg_emit(d, DCG_CALL, (uint32_t)(d->nf - 1), from, to, to);
+				dcg_emit(d, DCG_CALL, (uint32_t)(d->nf - 1), top->site, to, to);
 			}
 		}
 		return;
