@@ -405,6 +405,13 @@ static void run_entry(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk, struct 
 		frames_unwind(t, t->regs.rsp, 1);
 		if (_stp_pt_mm_read(mm, t->regs.rsp, &ra, 8) == 0)
 			frames_drop_reused(t, t->regs.rsp + 8, ra, p);
+		/* entered other than by a call (a .cold part reached by a
+		 * jump, _start): [rsp] is data, maybe the heap's, never to
+		 * get an int3 */
+		if (ra && !_stp_pt_mm_is_code(mm, t->tid, ra)) {
+			ra = 0;
+			rc = -EFAULT;
+		}
 		rb = ra ? _stp_pt_bk_find(mm, ra) : NULL;
 		int idle = !rb || (rb->ret_refs <= 0 && !rb->probes);
 		if (ra && (rb = bk_get(mm, ra, idle, &rc)) && (f = frame_push(t))) {
@@ -720,44 +727,17 @@ int _stp_pt_leave_scratch(struct _stp_pt_thread *t)
 void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 {
 	struct pt_mm *mm = t->proc->mm;
-	struct {
-		uint64_t lo, hi;
-	} *x = NULL;
-	size_t nx = 0, cap = 0;
-	char path[64], line[512];
-	FILE *f;
 
 	if (!mm)
 		return;
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)t->tid);
-	if (!(f = fopen(path, "re")))
+	free(mm->code);
+	mm->ncode = _stp_pt_exec_ranges(t->tid, &mm->code);
+	if (!mm->code)
 		return;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x')
-			continue;
-		if (nx == cap) {
-			void *n = realloc(x, (cap = cap ? 2 * cap : 64) * sizeof *x);
-			if (!n) {
-				fclose(f);
-				free(x);
-				return;
-			}
-			x = n;
-		}
-		x[nx].lo = lo;
-		x[nx++].hi = hi;
-	}
-	fclose(f);
 	for (int b = 0; b < PT_BK_BUCKETS; b++) {
 		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
-			size_t i;
-			if (!bk->live && !bk->probes)
-				continue;
-			for (i = 0; i < nx && !(bk->addr >= x[i].lo && bk->addr < x[i].hi); i++)
-				;
-			if (i < nx)
+			if ((!bk->live && !bk->probes) ||
+			    _stp_pt_in_ranges(mm->code, mm->ncode, bk->addr))
 				continue;
 			_stp_dbg(STP_DBG_BKPT, 1, "%#llx in %d: code unmapped, its probes dropped",
 				 (unsigned long long)bk->addr, (int)t->proc->pid);
@@ -769,7 +749,6 @@ void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 			bk->live = 0; /* nothing to restore: the page is gone */
 		}
 	}
-	free(x);
 }
 
 /* Remove every int3 of an address space (all its threads stopped). */

@@ -126,7 +126,50 @@ void _stp_pt_mm_put(struct pt_mm *mm)
 	}
 	if (mm->memfd >= 0)
 		close(mm->memfd);
+	free(mm->code);
 	free(mm);
+}
+
+size_t _stp_pt_exec_ranges(pid_t tid, uint64_t (**out)[2])
+{
+	char path[64], line[512];
+	uint64_t(*v)[2] = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	*out = NULL;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x')
+			continue;
+		if (n == cap) {
+			void *w = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+			if (!w) {
+				free(v);
+				fclose(f);
+				return 0;
+			}
+			v = w;
+		}
+		v[n][0] = lo;
+		v[n++][1] = hi;
+	}
+	fclose(f);
+	*out = v;
+	return n;
+}
+
+int _stp_pt_mm_is_code(struct pt_mm *mm, pid_t tid, uint64_t addr)
+{
+	if (_stp_pt_in_ranges(mm->code, mm->ncode, addr))
+		return 1;
+	free(mm->code);
+	mm->ncode = _stp_pt_exec_ranges(tid, &mm->code);
+	return _stp_pt_in_ranges(mm->code, mm->ncode, addr);
 }
 
 /* process_vm_readv/writev first: cheaper per call than /proc/PID/mem
