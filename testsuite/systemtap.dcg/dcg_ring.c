@@ -1,8 +1,11 @@
 /* The flight recorder on a long region (ring.exp): region(N) makes N
  * calls of mid(i), each calling leaf_a() when i % 3 == 0, else leaf_b(),
  * then calls mark(), where a script takes its snapshot. With "sig", a
- * SIGALRM every 100 us interrupts all but the last 100 calls, and the
- * program prints how many came (ring_signals.exp). */
+ * SIGALRM every 100 us interrupts all but the last 100 calls, at most
+ * MAX_ALARMS times, and the program prints how many came
+ * (ring_signals.exp). The cap: where a signal costs the tracer more than
+ * the interval (two ptrace stops across CPUs, a loaded machine), the loop
+ * would make little progress between signals and take minutes. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +13,9 @@
 #include <sys/time.h>
 
 static volatile int sink;
+#define MAX_ALARMS 20000
 static volatile sig_atomic_t alarms;
-static int with_signals;
+static int with_signals, stopped;
 
 static void on_alarm(int sig)
 {
@@ -54,8 +58,10 @@ __attribute__((noinline)) void region(long n)
 	for (long i = 0; i < n; i++) {
 		if (with_signals && i == 0)
 			timer(100);
-		if (with_signals && i == n - 100)
+		if (with_signals && !stopped && (i == n - 100 || alarms >= MAX_ALARMS)) {
 			timer(0);
+			stopped = 1;
+		}
 		mid(i);
 	}
 	mark();
