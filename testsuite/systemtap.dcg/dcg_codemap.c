@@ -8,7 +8,9 @@
  *   3. that unmapped, file B mapped there again and called; made
  *      PROT_NONE and called: SIGSEGV with si_addr = the code, caught;
  *      PROT_READ|PROT_EXEC again and called: B's result;
- *   4. that moved (mremap) over a page reserved for it, called there.
+ *   4. that moved (mremap) over a page reserved for it, called there;
+ *   5. made writable there, rewritten to call fc, made executable again
+ *      and called (a JIT's way).
  * Each piece of code calls a function of the program (fa, fb, fc).
  *   dcg_codemap DIR   writes DIR/cm_a.bin and DIR/cm_b.bin first */
 #define _GNU_SOURCE
@@ -121,6 +123,11 @@ NI int root(void)
 	if (q != m)
 		return -4;
 	printf("moved: %d\n", call_code((void *)q, 5));
+
+	raw_syscall(10, q, PAGE, PROT_READ | PROT_WRITE, 0, 0, 0);
+	blob((unsigned char *)q, fc);
+	raw_syscall(10, q, PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
+	printf("rewritten: %d\n", call_code((void *)q, 5));
 	return 0;
 }
 
