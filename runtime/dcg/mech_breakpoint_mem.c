@@ -30,7 +30,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define WANTED (1ull << SYS_mmap | 1ull << SYS_mprotect | 1ull << SYS_munmap | 1ull << SYS_mremap)
+static const unsigned char wanted[] = {
+    [SYS_mmap] = 1, [SYS_mprotect] = 1, [SYS_munmap] = 1, [SYS_mremap] = 1};
 
 static uint64_t pages(uint64_t n)
 {
@@ -152,5 +153,5 @@ static void on_syscall(struct _stp_pt_thread *t, struct _stp_pt_syscall *c, void
 
 void _stp_dcg_bp_watch_mem(struct _stp_pt_thread *t, int on)
 {
-	_stp_pt_watch_syscalls(t, WANTED, on ? on_syscall : NULL, NULL);
+	_stp_pt_watch_syscalls(t, wanted, sizeof wanted, on ? on_syscall : NULL, NULL);
 }

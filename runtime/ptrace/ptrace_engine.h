@@ -211,7 +211,8 @@ int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data);
  * probes above (both see their stops when both want them). While fn is
  * set on t, t stops at the entry and exit of each of its system calls
  * (two stops each, whatever the call), and fn(t, c, data) runs with t
- * stopped at both for a call whose number (below 64) has its bit in mask:
+ * stopped at both for a call whose number nr is below nwant with
+ * want[nr] not 0 (the table stays the caller's, unchanged while set):
  * at the entry, before the probes' fn, then at its exit, after the
  * entry's call and before the probes' fn (c->exit 1, c->ret set). An exit
  * whose entry fn did not see is not reported; nor is a call run while t
@@ -226,8 +227,8 @@ struct _stp_pt_syscall {
 };
 typedef void (*_stp_pt_syscall_watch_fn)(struct _stp_pt_thread *t, struct _stp_pt_syscall *c,
 					 void *data);
-int _stp_pt_watch_syscalls(struct _stp_pt_thread *t, uint64_t mask, _stp_pt_syscall_watch_fn fn,
-			   void *data);
+int _stp_pt_watch_syscalls(struct _stp_pt_thread *t, const unsigned char *want, size_t nwant,
+			   _stp_pt_syscall_watch_fn fn, void *data);
 /* System-call stops that only a watch wanted (no probes of the process
  * wanted them), in every session so far. */
 uint64_t _stp_pt_watch_syscall_stops(void);

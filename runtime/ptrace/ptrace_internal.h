@@ -96,7 +96,8 @@ struct _stp_pt_thread {
 	int ool_len;
 	long last_syscall; /* nr of the last system call entry seen */
 	/* a client's system-call stops (_stp_pt_watch_syscalls) */
-	uint64_t sw_mask;
+	const unsigned char *sw_want;
+	size_t sw_nwant;
 	_stp_pt_syscall_watch_fn sw_fn;
 	void *sw_data;
 	int sw_entered; /* sw_call is an entry fn saw, its exit to come */

@@ -264,7 +264,7 @@ void _stp_pt_ev_exec(struct _stp_pt_thread *t)
 	t->step_mode = _STP_PT_STEP_NONE;
 	t->sigstep_fn = NULL;
 	t->sigstep_sig = 0;
-	_stp_pt_watch_syscalls(t, 0, NULL, NULL);
+	_stp_pt_watch_syscalls(t, NULL, 0, NULL, NULL);
 	_stp_pt_mm_exec_undo(p->mm);
 	_stp_pt_mm_put(p->mm);
 	p->mm = NULL;
@@ -354,7 +354,7 @@ static void watch_stop(struct _stp_pt_thread *t, const struct __ptrace_syscall_i
 
 	if (si->op == PTRACE_SYSCALL_INFO_ENTRY) {
 		uint64_t nr = si->entry.nr;
-		t->sw_entered = nr < 64 && (t->sw_mask >> nr & 1);
+		t->sw_entered = nr < t->sw_nwant && t->sw_want[nr];
 		if (!t->sw_entered)
 			return;
 		*c = (struct _stp_pt_syscall){.nr = (long)nr};
@@ -405,10 +405,11 @@ int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data)
 	return 0;
 }
 
-int _stp_pt_watch_syscalls(struct _stp_pt_thread *t, uint64_t mask, _stp_pt_syscall_watch_fn fn,
-			   void *data)
+int _stp_pt_watch_syscalls(struct _stp_pt_thread *t, const unsigned char *want, size_t nwant,
+			   _stp_pt_syscall_watch_fn fn, void *data)
 {
-	t->sw_mask = fn ? mask : 0;
+	t->sw_want = fn ? want : NULL;
+	t->sw_nwant = fn && want ? nwant : 0;
 	t->sw_fn = fn;
 	t->sw_data = fn ? data : NULL;
 	t->sw_entered = 0;
