@@ -9,6 +9,7 @@
 #include "sink_run.h"
 #include "lang/stp_internal.h"
 #include "lang/debug.h"
+#include "sym/symbols.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -257,6 +258,15 @@ void dcg_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem what)
 	for (size_t i = 0; i < dcg_nthreads; i++)
 		if (dcg_threads[i]->pid == pid)
 			dcg_flush_thread(dcg_threads[i]);
+}
+
+void dcg_code_changed(pid_t pid, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < dcg_nthreads; i++)
+		if (dcg_threads[i]->pid == pid)
+			dcg_flush_thread(dcg_threads[i]);
+	dcg_decodings_drop_range(pid, lo, hi);
+	_stp_sym_unmap(pid, lo, hi);
 }
 
 /* ---- the script side ---- */

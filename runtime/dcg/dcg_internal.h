@@ -134,6 +134,10 @@ int dcg_thread_on(struct dthread *d, uint64_t pc, uint64_t sp);
 void dcg_thread_off(struct dthread *d, enum dcg_off how);
 /* Memory of pid changed (t: a stopped thread of it, DCG_MEM_LIBS only). */
 void dcg_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem what);
+/* The code at [lo, hi) of pid was unmapped, replaced or protected anew by
+ * the program's own system calls (a mechanism saw them): what was decoded
+ * and named there goes, the records of pid's threads printed first. */
+void dcg_code_changed(pid_t pid, uint64_t lo, uint64_t hi);
 /* A thread of a traced process was created, or is gone (every
  * mechanism's thread_start / thread_exit). */
 void dcg_new_thread(struct _stp_pt_thread *t);
@@ -146,6 +150,8 @@ int _stp_dcg_read_insn(const struct dcg_reader *rd, uint64_t addr, struct _stp_x
 const struct dec *dcg_decode_at(const struct dcg_reader *rd, uint64_t addr);
 /* What was read and decoded of pid's code is stale (exec, dlclose). */
 void dcg_decodings_drop(pid_t pid);
+/* Only those that may hold bytes of [lo, hi). */
+void dcg_decodings_drop_range(pid_t pid, uint64_t lo, uint64_t hi);
 void dcg_decode_free(void);
 int dcg_is_endbr(const struct dcg_reader *rd, uint64_t addr);
 /* A PLT stub: (endbr64;) jmp *GOT(%rip) in a PLT section. */

@@ -105,6 +105,16 @@ void dcg_decodings_drop(pid_t pid)
 	dec_epoch++;
 }
 
+void dcg_decodings_drop_range(pid_t pid, uint64_t lo, uint64_t hi)
+{
+	/* an instruction may start up to 14 bytes before lo */
+	for (size_t i = 0; decs && i < ((size_t)1 << DEC_BITS); i++)
+		if (decs[i].pid == pid && decs[i].addr < hi && decs[i].addr + 15 > lo)
+			decs[i].valid = 0;
+	win.len = 0;
+	dec_epoch++;
+}
+
 void dcg_decode_free(void)
 {
 	free(decs);

@@ -7,7 +7,9 @@
  * are caught by stepping into them when the engine delivers the signal.
  * When no thread of the process is traced, no int3 is left; the sites and
  * the code walked are kept, and armed again (without reading the code)
- * when tracing is switched on. */
+ * when tracing is switched on. Code a traced thread maps, unmaps,
+ * protects or moves itself is seen at its system calls
+ * (mech_breakpoint_mem.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -180,6 +182,7 @@ static int bp_on(struct dthread *d, uint64_t pc)
 	if (rc < 0)
 		return rc;
 	dcg_pt_signal_entries(d, 1);
+	_stp_dcg_bp_watch_mem(d->t, 1);
 	_stp_pt_colocate(d->t, 1); /* two stops a call: on the tracer's CPU */
 	return 0;
 }
@@ -188,6 +191,7 @@ static void bp_off(struct dthread *d, enum dcg_off how, int last)
 {
 	if (how == DCG_OFF_SCRIPT)
 		dcg_pt_signal_entries(d, 0);
+	_stp_dcg_bp_watch_mem(d->t, 0);
 	if (how == DCG_OFF_SCRIPT || how == DCG_OFF_END) /* else the engine's */
 		_stp_pt_colocate(d->t, 0);
 	/* the last traced thread of its process: the sites go (at the end
@@ -208,14 +212,15 @@ static void bp_mem_changed(pid_t pid, struct _stp_pt_thread *t, enum dcg_mem wha
 static void bp_report(char *how, size_t len)
 {
 	uint64_t rearms = 0, sites = _stp_dcg_sites_placed(&rearms);
+	uint64_t sys = _stp_pt_watch_syscall_stops();
+	char again[64] = "", stops[64] = "";
 
 	if (rearms)
-		snprintf(how, len,
-			 " (int3 at %" PRIu64 " calls, returns and jumps, armed again %" PRIu64
-			 " times)",
-			 sites, rearms);
-	else
-		snprintf(how, len, " (int3 at %" PRIu64 " calls, returns and jumps)", sites);
+		snprintf(again, sizeof again, ", armed again %" PRIu64 " times", rearms);
+	if (sys)
+		snprintf(stops, sizeof stops, ", %" PRIu64 " system-call stops", sys);
+	snprintf(how, len, " (int3 at %" PRIu64 " calls, returns and jumps%s%s)", sites, again,
+		 stops);
 }
 
 const struct dcg_mech dcg_mech_breakpoint = {

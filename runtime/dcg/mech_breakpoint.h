@@ -37,6 +37,16 @@ void _stp_dcg_sites_release(pid_t pid);
 void _stp_dcg_sites_forget(pid_t pid);
 /* Remove the sites of pid that are no longer in mapped code (dlclose). */
 void _stp_dcg_sites_unmapped(pid_t pid);
+/* The code at [lo, hi) of pid changed (the program's mmap, munmap,
+ * mremap, mprotect): its sites go (their int3s removed where the engine
+ * still has them: drop the breakpoints of code that is gone from the
+ * engine first), with the instructions walked there; the code walked
+ * elsewhere is walked again when reached (from the table: a walk that
+ * went into the range meets the code there now). */
+void _stp_dcg_sites_drop_range(pid_t pid, uint64_t lo, uint64_t hi);
+/* t's system calls that may replace code are seen (on 1), or not any
+ * more (mech_breakpoint_mem.c). */
+void _stp_dcg_bp_watch_mem(struct _stp_pt_thread *t, int on);
 /* Everything, at the end of the run (the engine removes the int3s). */
 void _stp_dcg_sites_free(void);
 /* Sites placed so far (for -v), and times one was armed again. */

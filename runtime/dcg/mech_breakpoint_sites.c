@@ -481,6 +481,79 @@ void _stp_dcg_sites_unmapped(pid_t pid)
 	p->nseen = p->capseen = p->nmods = 0;
 }
 
+/* Does the instruction at a (len bytes, at least 1) lie in [lo, hi)? */
+static int overlaps(uint64_t a, unsigned len, uint64_t lo, uint64_t hi)
+{
+	return a < hi && a + (len ? len : 1) > lo;
+}
+
+void _stp_dcg_sites_drop_range(pid_t pid, uint64_t lo, uint64_t hi)
+{
+	struct sproc *p = sproc_of(pid, NULL);
+	size_t n = 0;
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->caps && !n; i++)
+		n = p->s[i].addr && overlaps(p->s[i].addr, p->s[i].in.len, lo, hi);
+	for (size_t i = 0; i < p->capseen && !n; i++)
+		n = p->seen[i].addr && overlaps(p->seen[i].addr, p->seen[i].len, lo, hi);
+	if (!n)
+		return; /* nothing learnt there */
+	n = 0;
+	struct site *olds = p->s;
+	size_t caps = p->caps;
+	p->s = NULL;
+	p->ns = p->caps = 0;
+	for (size_t i = 0; i < caps; i++) {
+		struct site *s = &olds[i], *e;
+		if (!s->addr)
+			continue;
+		if (overlaps(s->addr, s->in.len, lo, hi)) {
+			/* the engine writes the byte back only where its int3 is
+			 * still in the code (else it dropped the probe already) */
+			if (s->pr)
+				_stp_pt_probe_remove(p->proc, s->pr);
+			n++;
+		} else if ((e = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr,
+					1))) {
+			*e = *s;
+		} else if (s->pr) {
+			_stp_pt_probe_remove(p->proc, s->pr);
+		}
+	}
+	free(olds);
+	/* the instructions there go; the others are walked again from the
+	 * table (not read again), so a walk that led into the range goes
+	 * into what is there now */
+	struct walked *oldw = p->seen;
+	size_t capw = p->capseen;
+	p->seen = NULL;
+	p->nseen = p->capseen = 0;
+	for (size_t i = 0; i < capw; i++) {
+		struct walked *w = &oldw[i], *e;
+		if (!w->addr || overlaps(w->addr, w->len, lo, hi))
+			continue;
+		if ((e = slot_of((void **)&p->seen, &p->capseen, &p->nseen, sizeof *p->seen,
+				 w->addr, 1))) {
+			*e = *w;
+			e->gen = 0; /* never a generation's number */
+		}
+	}
+	free(oldw);
+	/* a module there may be gone: code there is judged again */
+	size_t k = 0;
+	for (size_t i = 0; i < p->nmods; i++)
+		if (!(p->mods[i][0] < hi && p->mods[i][1] > lo)) {
+			p->mods[k][0] = p->mods[i][0];
+			p->mods[k++][1] = p->mods[i][1];
+		}
+	p->nmods = k;
+	_stp_dbg(STP_DBG_DCG, 1,
+		 "process %d: code at 0x%" PRIx64 "-0x%" PRIx64 " changed: %zu sites dropped",
+		 (int)pid, lo, hi, n);
+}
+
 void _stp_dcg_sites_free(void)
 {
 	for (size_t i = 0; i < nprocs; i++)

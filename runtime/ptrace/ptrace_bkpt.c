@@ -720,10 +720,26 @@ int _stp_pt_leave_scratch(struct _stp_pt_thread *t)
 	return -EFAULT; /* cannot happen: slots hold one instruction and a jump */
 }
 
-/* After a dlclose: breakpoints on code no longer mapped went with it. Their
- * probes die as if removed (a fork child's copies too, which its client
- * cannot name), so a later load at the same place starts clean and
- * nothing is ever written there for them. */
+/* bk's code went with its mapping: its probes die as if removed (a fork
+ * child's copies too, which its client cannot name), so a later load at
+ * the same place starts clean and nothing is ever written there for them. */
+static void bk_drop(struct _stp_pt_thread *t, struct _stp_pt_bkpt *bk)
+{
+	struct pt_mm *mm = t->proc->mm;
+
+	_stp_dbg(STP_DBG_BKPT, 1, "%#llx in %d: code unmapped, its probes dropped",
+		 (unsigned long long)bk->addr, (int)t->proc->pid);
+	while (bk->probes) {
+		struct _stp_pt_probe *pr = bk->probes;
+		bk->probes = pr->next;
+		probe_kill(mm, pr, 1);
+	}
+	if (bk->live && mm->bk_watch)
+		mm->bk_watch(bk->addr, 0, bk->orig, mm->bk_watch_data);
+	bk->live = 0; /* nothing to restore: the page is gone */
+}
+
+/* After a dlclose: breakpoints on code no longer mapped went with it. */
 void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 {
 	struct pt_mm *mm = t->proc->mm;
@@ -736,17 +752,34 @@ void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 		return;
 	for (int b = 0; b < PT_BK_BUCKETS; b++) {
 		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
-			if ((!bk->live && !bk->probes) ||
-			    _stp_pt_in_ranges(mm->code, mm->ncode, bk->addr))
+			if ((bk->live || bk->probes) &&
+			    !_stp_pt_in_ranges(mm->code, mm->ncode, bk->addr))
+				bk_drop(t, bk);
+		}
+	}
+}
+
+void _stp_pt_code_gone(struct _stp_pt_thread *t, uint64_t lo, uint64_t hi, uint64_t moved_to)
+{
+	struct pt_mm *mm = t->proc->mm;
+	uint8_t now;
+
+	if (mm) { /* the executable mappings changed: read again when asked */
+		free(mm->code);
+		mm->code = NULL;
+		mm->ncode = 0;
+	}
+	for (int b = 0; mm && b < PT_BK_BUCKETS; b++) {
+		for (struct _stp_pt_bkpt *bk = mm->bk[b]; bk; bk = bk->next) {
+			if (bk->addr < lo || bk->addr >= hi || (!bk->live && !bk->probes))
 				continue;
-			_stp_dbg(STP_DBG_BKPT, 1, "%#llx in %d: code unmapped, its probes dropped",
-				 (unsigned long long)bk->addr, (int)t->proc->pid);
-			while (bk->probes) {
-				struct _stp_pt_probe *pr = bk->probes;
-				bk->probes = pr->next;
-				probe_kill(mm, pr, 1);
-			}
-			bk->live = 0; /* nothing to restore: the page is gone */
+			uint64_t to = moved_to + (bk->addr - lo);
+			/* the copy of our int3 the move took along */
+			if (moved_to && bk->live && _stp_pt_mm_read(mm, to, &now, 1) == 0 &&
+			    now == 0xcc && _stp_pt_mm_write(mm, to, &bk->orig, 1) < 0)
+				_stp_dbg(STP_DBG_BKPT, 1, "could not restore %#llx in %d",
+					 (unsigned long long)to, (int)t->proc->pid);
+			bk_drop(t, bk);
 		}
 	}
 }

@@ -207,6 +207,32 @@ void *_stp_pt_session_user(struct _stp_pt_session *s);
 typedef void (*_stp_pt_syscall_fn)(struct _stp_pt_thread *t, int is_exit, long nr, void *data);
 int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data);
 
+/* System-call stops of one thread for a client of its own, apart from the
+ * probes above (both see their stops when both want them). While fn is
+ * set on t, t stops at the entry and exit of each of its system calls
+ * (two stops each, whatever the call), and fn(t, c, data) runs with t
+ * stopped at both for a call whose number nr is below nwant with
+ * want[nr] not 0 (the table stays the caller's, unchanged while set):
+ * at the entry, before the probes' fn, then at its exit, after the
+ * entry's call and before the probes' fn (c->exit 1, c->ret set). An exit
+ * whose entry fn did not see is not reported; nor is a call run while t
+ * steps (single-step mode, an instruction out of line). Dropped at exec;
+ * a new thread or fork child starts without it. fn NULL: off. */
+struct _stp_pt_syscall {
+	long nr;
+	uint64_t args[6]; /* the entry's (rdi, rsi, rdx, r10, r8, r9) */
+	int exit;	  /* 0: the entry, 1: the exit */
+	int64_t ret;	  /* at the exit: the result (a negative errno on failure) */
+	uint64_t note;	  /* the client's, kept from the entry to its exit */
+};
+typedef void (*_stp_pt_syscall_watch_fn)(struct _stp_pt_thread *t, struct _stp_pt_syscall *c,
+					 void *data);
+int _stp_pt_watch_syscalls(struct _stp_pt_thread *t, const unsigned char *want, size_t nwant,
+			   _stp_pt_syscall_watch_fn fn, void *data);
+/* System-call stops that only a watch wanted (no probes of the process
+ * wanted them), in every session so far. */
+uint64_t _stp_pt_watch_syscall_stops(void);
+
 /* Shared libraries (the dynamic linker's r_debug interface). After this,
  * fn(t, data) runs, with thread t stopped, whenever the set of loaded
  * libraries has changed (dlopen and dlclose too), and once when the
@@ -217,6 +243,14 @@ int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data);
  * removed: removing it again gives -ENOENT), a fork child's copies too. */
 typedef void (*_stp_pt_libs_fn)(struct _stp_pt_thread *t, void *data);
 int _stp_pt_watch_libraries(struct _stp_pt_proc *p, _stp_pt_libs_fn fn, void *data);
+/* The code at [lo, hi) of t's address space is gone: its program unmapped
+ * it or mapped other memory over it itself (munmap, mmap MAP_FIXED,
+ * mremap), not through the dynamic linker. Every breakpoint there is
+ * dropped as after a dlclose (above), with nothing written at its
+ * address: that memory is not the code the int3 was put in. moved_to not
+ * 0: mremap moved those pages there, our int3s in them: the original
+ * bytes are put back at their new places. */
+void _stp_pt_code_gone(struct _stp_pt_thread *t, uint64_t lo, uint64_t hi, uint64_t moved_to);
 /* fn(name, load bias, data) for each object the dynamic linker has loaded,
  * in its order (the main program first, with name ""). Returns the count,
  * or -ENOENT before the dynamic linker has run / for a static program. */

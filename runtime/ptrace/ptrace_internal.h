@@ -97,6 +97,13 @@ struct _stp_pt_thread {
 	uint64_t ool_orig, ool_slot;
 	int ool_len;
 	long last_syscall; /* nr of the last system call entry seen */
+	/* a client's system-call stops (_stp_pt_watch_syscalls) */
+	const unsigned char *sw_want;
+	size_t sw_nwant;
+	_stp_pt_syscall_watch_fn sw_fn;
+	void *sw_data;
+	int sw_entered; /* sw_call is an entry fn saw, its exit to come */
+	struct _stp_pt_syscall sw_call;
 	/* single-step mode */
 	int step_mode;
 	_stp_pt_step_fn step_fn;

@@ -55,9 +55,11 @@ void _stp_pt_resume_thread(struct _stp_pt_thread *t)
 	} else if (sig && _stp_pt_sigstep_wanted(t, sig)) {
 		req = PTRACE_SINGLESTEP; /* stops at the handler's entry */
 		t->sigstep_sig = sig;
-	} else if (t->proc->syscall_fn) {
+	} else if (t->proc->syscall_fn || t->sw_fn) {
 		req = PTRACE_SYSCALL;
 	}
+	if (req != PTRACE_SYSCALL)
+		t->sw_entered = 0; /* no exit stop comes for that entry */
 	if (t->hooks && t->hooks->resume && req != PTRACE_SINGLESTEP && req != PTRACE_SINGLEBLOCK)
 		t->hooks->resume(t, sig, t->hooks_data);
 	if (t->regs_dirty) {
@@ -262,6 +264,7 @@ void _stp_pt_ev_exec(struct _stp_pt_thread *t)
 	t->step_mode = _STP_PT_STEP_NONE;
 	t->sigstep_fn = NULL;
 	t->sigstep_sig = 0;
+	_stp_pt_watch_syscalls(t, NULL, 0, NULL, NULL);
 	_stp_pt_mm_exec_undo(p->mm);
 	_stp_pt_mm_put(p->mm);
 	p->mm = NULL;
@@ -342,25 +345,56 @@ void _stp_pt_thread_gone(struct _stp_pt_thread *t, int st)
 	}
 }
 
-/* A system call entry or exit (PTRACE_O_TRACESYSGOOD marks them). */
+static uint64_t watch_only_stops;
+
+/* The watch of t at a system call's entry or exit (si). */
+static void watch_stop(struct _stp_pt_thread *t, const struct __ptrace_syscall_info *si)
+{
+	struct _stp_pt_syscall *c = &t->sw_call;
+
+	if (si->op == PTRACE_SYSCALL_INFO_ENTRY) {
+		uint64_t nr = si->entry.nr;
+		t->sw_entered = nr < t->sw_nwant && t->sw_want[nr];
+		if (!t->sw_entered)
+			return;
+		*c = (struct _stp_pt_syscall){.nr = (long)nr};
+		memcpy(c->args, si->entry.args, sizeof c->args);
+	} else {
+		if (!t->sw_entered)
+			return;
+		t->sw_entered = 0;
+		c->exit = 1;
+		c->ret = si->exit.rval;
+	}
+	t->sw_fn(t, c, t->sw_data);
+}
+
+/* A system call entry or exit (PTRACE_O_TRACESYSGOOD marks them): the
+ * probes' fn and the thread's watch, the watch nearest the call. */
 static void syscall_stop(struct _stp_pt_thread *t)
 {
 	struct _stp_pt_proc *p = t->proc;
 	struct __ptrace_syscall_info si;
 
-	if (!p->syscall_fn || p->s->detaching ||
+	if ((!p->syscall_fn && !t->sw_fn) || p->s->detaching ||
 	    ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof si, &si) <= 0)
 		return;
 	if (si.op != PTRACE_SYSCALL_INFO_ENTRY && si.op != PTRACE_SYSCALL_INFO_EXIT)
 		return;
+	int entry = si.op == PTRACE_SYSCALL_INFO_ENTRY;
 	t->probe_point = si.instruction_pointer;
 	p->s->in_handler = 1;
-	p->syscall_fn(t, si.op == PTRACE_SYSCALL_INFO_EXIT,
-		      si.op == PTRACE_SYSCALL_INFO_ENTRY ? (long)si.entry.nr
-							 : (long)t->last_syscall,
-		      p->syscall_data);
+	if (!p->syscall_fn)
+		watch_only_stops++;
+	if (t->sw_fn && !entry)
+		watch_stop(t, &si);
+	if (p->syscall_fn)
+		p->syscall_fn(t, !entry, entry ? (long)si.entry.nr : (long)t->last_syscall,
+			      p->syscall_data);
+	if (t->sw_fn && entry)
+		watch_stop(t, &si);
 	p->s->in_handler = 0;
-	if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
+	if (entry)
 		t->last_syscall = (long)si.entry.nr;
 }
 
@@ -369,6 +403,22 @@ int _stp_pt_syscalls(struct _stp_pt_proc *p, _stp_pt_syscall_fn fn, void *data)
 	p->syscall_fn = fn;
 	p->syscall_data = data;
 	return 0;
+}
+
+int _stp_pt_watch_syscalls(struct _stp_pt_thread *t, const unsigned char *want, size_t nwant,
+			   _stp_pt_syscall_watch_fn fn, void *data)
+{
+	t->sw_want = fn ? want : NULL;
+	t->sw_nwant = fn && want ? nwant : 0;
+	t->sw_fn = fn;
+	t->sw_data = fn ? data : NULL;
+	t->sw_entered = 0;
+	return 0;
+}
+
+uint64_t _stp_pt_watch_syscall_stops(void)
+{
+	return watch_only_stops;
 }
 
 /* A stop of t, not collected by a stop-all. */

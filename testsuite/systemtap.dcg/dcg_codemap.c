@@ -7,7 +7,10 @@
  *      written into it and called: the new result;
  *   3. that unmapped, file B mapped there again and called; made
  *      PROT_NONE and called: SIGSEGV with si_addr = the code, caught;
- *      PROT_READ|PROT_EXEC again and called: B's result.
+ *      PROT_READ|PROT_EXEC again and called: B's result;
+ *   4. that moved (mremap) over a page reserved for it, called there;
+ *   5. made writable there, rewritten to call fc, made executable again
+ *      and called (a JIT's way).
  * Each piece of code calls a function of the program (fa, fb, fc).
  *   dcg_codemap DIR   writes DIR/cm_a.bin and DIR/cm_b.bin first */
 #define _GNU_SOURCE
@@ -114,6 +117,17 @@ NI int root(void)
 		seen = fault_addr == (void *)p ? "SIGSEGV at the code" : "SIGSEGV elsewhere";
 	raw_syscall(10, p, PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
 	printf("protected: %d %s %d\n", r3, seen, call_code((void *)p, 5));
+
+	long m = raw_syscall(9, 0, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	q = raw_syscall(25, p, PAGE, PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, m, 0);
+	if (q != m)
+		return -4;
+	printf("moved: %d\n", call_code((void *)q, 5));
+
+	raw_syscall(10, q, PAGE, PROT_READ | PROT_WRITE, 0, 0, 0);
+	blob((unsigned char *)q, fc);
+	raw_syscall(10, q, PAGE, PROT_READ | PROT_EXEC, 0, 0, 0);
+	printf("rewritten: %d\n", call_code((void *)q, 5));
 	return 0;
 }
 

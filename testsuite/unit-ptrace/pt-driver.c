@@ -16,6 +16,9 @@
  *             removed when it goes
  *   -y        count getppid() system calls (entries, exits; checks that
  *             the exit returns the parent's pid): "syscall getppid ..."
+ *   -W        the same through the main thread's system-call watch
+ *             (_stp_pt_watch_syscalls; with -y: the watch nearest the
+ *             call, its note kept from entry to exit): "watch getppid ..."
  *   -F        follow fork/vfork children
  *   -c        run the command through /bin/sh -c (one argument)
  *   -X        start the command untraced, then attach to it (-x)
@@ -90,6 +93,41 @@ static uint64_t remove_after, kill_after;
 static int count_syscalls, echo_pid;
 static uint64_t sys_entries, sys_exits;
 static int sym_addr(pid_t pid, const char *name, uint64_t *addr);
+static int watch_on, in_call = 3; /* the last: 1 probe entry, 2 watch entry, 3 watch exit */
+static uint64_t watch_entries, watch_exits;
+static unsigned char watch_want[SYS_getppid + 1] = {[SYS_getppid] = 1};
+
+static void check_order(int was, int now)
+{
+	if (count_syscalls && watch_on && in_call != was) {
+		printf("FAIL: system-call stop %d after %d, not %d\n", now, in_call, was);
+		failures++;
+	}
+	in_call = now;
+}
+
+static void on_watch(struct _stp_pt_thread *t, struct _stp_pt_syscall *c, void *data)
+{
+	(void)t;
+	(void)data;
+	if (c->nr != SYS_getppid) {
+		printf("FAIL: watch of getppid got %ld\n", c->nr);
+		failures++;
+		return;
+	}
+	if (!c->exit) {
+		check_order(1, 2);
+		c->note = ++watch_entries;
+		return;
+	}
+	check_order(2, 3);
+	watch_exits++;
+	if (c->note != watch_entries || c->ret != getpid()) {
+		printf("FAIL: watch exit note %llu ret %lld\n", (unsigned long long)c->note,
+		       (long long)c->ret);
+		failures++;
+	}
+}
 
 static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *data)
 {
@@ -99,9 +137,11 @@ static void on_syscall(struct _stp_pt_thread *t, int is_exit, long nr, void *dat
 	if (nr != SYS_getppid)
 		return;
 	if (!is_exit) {
+		check_order(3, 1);
 		sys_entries++;
 		return;
 	}
+	check_order(3, 3);
 	sys_exits++;
 	if (_stp_pt_get_regs(t, &r) < 0 || (pid_t)r.rax != getpid()) {
 		printf("FAIL: getppid returned %lld\n", (long long)r.rax);
@@ -640,6 +680,8 @@ static void cb_exec(struct _stp_pt_thread *t, void *user)
 	}
 	if (count_syscalls)
 		_stp_pt_syscalls(_stp_pt_thread_proc(t), on_syscall, NULL);
+	if (watch_on)
+		_stp_pt_watch_syscalls(t, watch_want, sizeof watch_want, on_watch, NULL);
 }
 
 static pid_t main_pid;
@@ -766,6 +808,9 @@ static void report(void)
 	if (count_syscalls)
 		printf("syscall getppid entries=%llu exits=%llu\n", (unsigned long long)sys_entries,
 		       (unsigned long long)sys_exits);
+	if (watch_on)
+		printf("watch getppid entries=%llu exits=%llu\n", (unsigned long long)watch_entries,
+		       (unsigned long long)watch_exits);
 	if (count_threads)
 		printf("threads started=%llu\n", (unsigned long long)threads_started);
 	if (held && !hold_failed)
@@ -818,7 +863,7 @@ int main(int argc, char **argv)
 	size_t before_len = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yl:egGTH:")) != -1) {
+	while ((opt = getopt(argc, argv, "+f:r:s:S:Fcd:i:XBAvp:t:PR:K:yWl:egGTH:")) != -1) {
 		switch (opt) {
 		case 'f':
 		case 'r':
@@ -857,6 +902,9 @@ int main(int argc, char **argv)
 			break;
 		case 'y':
 			count_syscalls = 1;
+			break;
+		case 'W':
+			watch_on = 1;
 			break;
 		case 'e':
 			echo_pid = 1;
