@@ -163,7 +163,7 @@ static void h_exit(struct _stp_pt_proc *p, int status, void *user)
 
 static void helper(struct calib *k)
 {
-	static const struct _stp_xl_ops ops = {h_func_of, h_records, h_fallback, NULL};
+	static const struct _stp_xl_ops ops = {h_func_of, h_records, h_fallback, NULL, NULL};
 	struct _stp_pt_callbacks cb = {.proc_exit = h_exit};
 	struct _stp_xl_config cfg = {.ring_bytes = RING_BYTES, .raw_tsc = 1};
 	struct _stp_pt_session *s;

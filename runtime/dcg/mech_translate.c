@@ -230,6 +230,14 @@ static void held_past_stub(struct dthread *d, const struct xl_rec *r)
 	}
 }
 
+/* Code the thread replaced with its own system call: its names too
+ * (what breakpoint's mech_breakpoint_mem.c does at the call's exit). */
+static void on_code_changed(void *core, struct _stp_pt_thread *t, uint64_t lo, uint64_t hi)
+{
+	(void)core;
+	dcg_code_changed(_stp_pt_pid(t), lo, hi);
+}
+
 static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
 {
 	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
@@ -456,7 +464,8 @@ static void engine_config(struct _stp_xl_config *cfg, unsigned n)
 
 static int xl_on(struct dthread *d, uint64_t pc)
 {
-	static const struct _stp_xl_ops ops = {func_of, on_records, on_fallback, on_lost};
+	static const struct _stp_xl_ops ops = {func_of, on_records, on_fallback, on_lost,
+					       on_code_changed};
 	struct xthread *x = xthread_of(d->tid);
 	int rc;
 

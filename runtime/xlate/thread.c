@@ -117,7 +117,7 @@ static int regs_equal(const struct user_regs_struct *a, const struct user_regs_s
 }
 
 static void fallback(struct xl_thread *xt, uint64_t pc, const char *why);
-static void mem_changed(struct xl_proc *xp, pid_t tid);
+static void mem_changed(struct xl_proc *xp, pid_t tid, struct _stp_pt_thread *t);
 
 /* A block's check after a store at fs: met a descriptor it did not know
  * (the thread is at pc, after the store): learn it, make its section's
@@ -185,7 +185,7 @@ static void doorbell(struct xl_thread *xt)
 		ans = rseq_learn(xt, c->arg);
 		break;
 	case XL_REQ_MEMSYS: /* the maps again; the thread goes on after its call */
-		mem_changed(xt->xp, xt->tid);
+		mem_changed(xt->xp, xt->tid, xt->t);
 		if (!(ans = xl_enter_at(xt, c->arg, 0, &why)))
 			fallback(xt, c->arg, why);
 		break;
@@ -304,9 +304,11 @@ void xl_invalidate_all(struct xl_proc *xp, uint64_t lo, uint64_t hi)
 }
 
 /* The blocks (and cached function ranges) of the code of xp's address
- * space no longer mapped as it was go, in every thread of it. */
-static void mem_changed(struct xl_proc *xp, pid_t tid)
+ * space no longer mapped as it was go, in every thread of it; t (the
+ * thread whose system call changed it, or NULL) has the client told. */
+static void mem_changed(struct xl_proc *xp, pid_t tid, struct _stp_pt_thread *t)
 {
+	const struct _stp_xl_ops *ops = &xp->x->ops;
 	uint64_t gone[16][2];
 	int n = xl_mem_gone(xp, tid, gone, 16);
 
@@ -315,6 +317,8 @@ static void mem_changed(struct xl_proc *xp, pid_t tid)
 			 (unsigned long long)gone[i][1]);
 		xl_invalidate_all(xp, gone[i][0], gone[i][1]);
 		xl_funcs_forget(xp, gone[i][0], gone[i][1]);
+		if (t && ops->code_changed)
+			ops->code_changed(xp->x->core, t, gone[i][0], gone[i][1]);
 	}
 }
 
@@ -323,7 +327,7 @@ void _stp_xl_mem_changed(struct _stp_xl_engine *x, struct _stp_pt_thread *t)
 	struct xl_proc *xp = proc_of(x, _stp_pt_thread_proc(t), 0);
 
 	if (xp)
-		mem_changed(xp, _stp_pt_tid(t));
+		mem_changed(xp, _stp_pt_tid(t), NULL); /* (the client's own news) */
 }
 
 /* Is pc in the agent or the cache of xt? */

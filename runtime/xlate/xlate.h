@@ -37,6 +37,10 @@ struct _stp_xl_ops {
 	/* Overwrite mode: n records of t were overwritten before they were
 	 * read; the next records follow that gap. NULL: not told. */
 	void (*lost)(void *core, struct _stp_pt_thread *t, uint64_t n);
+	/* t's own mmap, mprotect, munmap or mremap changed the code mapped
+	 * in [lo, hi) (its ring read up to that call): names and decodings
+	 * of it go. NULL: not told. */
+	void (*code_changed)(void *core, struct _stp_pt_thread *t, uint64_t lo, uint64_t hi);
 };
 
 struct _stp_xl_config {
