@@ -211,6 +211,9 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
  * dynamic_call_graph probes (the counts of the -v report not included). */
 int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
 		 uint64_t name);
+/* Room for d's next record (d->r[d->nr]): the records flushed when
+ * they are many, the array grown when full. 0, or -1 (out of memory). */
+int dcg_rec_room(struct dthread *d);
 /* The held call record of a lazily bound PLT call, in its place. */
 void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns);
 void dcg_flush_thread(struct dthread *d);

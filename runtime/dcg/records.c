@@ -68,8 +68,7 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	return dcg_emit_rec(d, kind, depth, from, to, name);
 }
 
-int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
-		 uint64_t name)
+int dcg_rec_room(struct dthread *d)
 {
 	/* before adding: callers look at the record they added */
 	if (d->nr >= 4096 && d->hold == NO_HOLD)
@@ -78,10 +77,18 @@ int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uin
 		size_t cap = d->capr ? 2 * d->capr : 256;
 		struct rec *v = realloc(d->r, cap * sizeof *v);
 		if (!v)
-			return 0;
+			return -1;
 		d->r = v;
 		d->capr = cap;
 	}
+	return 0;
+}
+
+int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		 uint64_t name)
+{
+	if (dcg_rec_room(d) < 0)
+		return 0;
 	/* symbolize the callee now (a cached lookup after the first): once
 	 * the process has exited, its modules can no longer be read */
 	if (kind == DCG_CALL)
