@@ -174,9 +174,15 @@ void dcg_flush_thread(struct dthread *d)
 		}
 		if (plain && !r->sig) { /* and the plain records after it of this name */
 			const struct rec *end = d->r + upto;
-			do
-				plain(&th, r->kind == DCG_CALL, r->depth, r->ns, nm, nm_len);
-			while (++r < end && r->name == si_of && !r->sig);
+			struct dcg_plain v[256];
+			size_t k = 0;
+			do {
+				v[k++] = (struct dcg_plain){r->ns, r->depth, r->kind == DCG_CALL};
+				if (k == sizeof v / sizeof *v)
+					plain(&th, nm, nm_len, v, k), k = 0;
+			} while (++r < end && r->name == si_of && !r->sig);
+			if (k)
+				plain(&th, nm, nm_len, v, k);
 			i = (size_t)(r - d->r) - 1;
 			continue;
 		}

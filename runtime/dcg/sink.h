@@ -90,6 +90,13 @@ struct dcg_sink_rec {
 	int closed;
 };
 
+/* What plain() is given of a record. */
+struct dcg_plain {
+	uint64_t ns;	/* as dcg_sink_rec's */
+	uint32_t depth; /* as dcg_sink_rec's */
+	int call;	/* 1: a call, 0: a return */
+};
+
 /* Any call but record may be NULL. */
 struct dcg_sink {
 	const char *name; /* as STAP_DCG_FORMAT names it */
@@ -114,14 +121,15 @@ struct dcg_sink {
 	/* Its records keep the raw time (the tree's time column, unchanged);
 	 * durations are corrected all the same. */
 	int raw_clock;
-	/* A shortcut for what most records are: a call or return with no
+	/* A shortcut for what most records are: calls and returns with no
 	 * signal, given while no durations or flight recorder are asked
-	 * for, so that nothing but these fields matters. It must write what
-	 * record() would; its output may wait in the output's queue
-	 * (sink_out.h) until the end of the batch, where the core flushes
-	 * it. May be NULL. */
-	void (*plain)(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
-		      const char *name, size_t name_len);
+	 * for, so that nothing but these fields matters; n records of one
+	 * name in a row (name_len: strlen(name)), in order. It must write
+	 * what record() would for each; its output may wait in the
+	 * output's queue (sink_out.h) until the end of the batch, where the
+	 * core flushes it. May be NULL. */
+	void (*plain)(const struct dcg_sink_thread *th, const char *name, size_t name_len,
+		      const struct dcg_plain *v, size_t n);
 };
 
 #endif

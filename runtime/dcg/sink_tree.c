@@ -243,27 +243,89 @@ static void tree_record(const struct dcg_sink_rec *r)
 		  r->name_len ? r->name_len : strlen(r->name), sig, strlen(sig), 0);
 }
 
-static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thread *th, int call,
-						      uint32_t depth, uint64_t ns, const char *name,
-						      size_t name_len)
+static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thread *th,
+						      const char *name, size_t name_len,
+						      const struct dcg_plain *p)
 {
-	tree_line(th, call, depth, ns, name, name_len, "", 0, 1);
+	tree_line(th, p->call, p->depth, p->ns, name, name_len, "", 0, 1);
 }
 
-/* Most lines: their head made already, short, room in the queue. No
- * call here (it would cost the registers of a frame). */
-static void tree_plain(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
-		       const char *name, size_t name_len)
-{
-	size_t n = sizeof head.text + SHORT + SHORT + 3 + 64;
+/* The arrow, the name and '\n' of the run's lines, a return's then a
+ * call's: copied whole by fixed-size copies. */
+#define PIECE 72
+static struct {
+	char text[2][PIECE];
+	size_t len;
+} piece;
 
-	if (th != who_th || th->tid != who.tid || by_thread || head.us != ns / 1000 ||
-	    head.len > SHORT || depth > SHORT || name_len > 64 || dcg_outq.cap - dcg_outq.n < n) {
-		tree_plain_slow(th, call, depth, ns, name, name_len);
+/* The longest line of a run: head, indentation, piece, each copied whole. */
+#define RUN_LINE (SHORT + SHORT + PIECE)
+
+/* The lines of v[0..n) with pieces of at most size bytes, while who is
+ * th's text: no call but where the head changes and for the lines
+ * tree_plain_slow writes (deeper than SHORT, a long head). */
+static inline __attribute__((always_inline)) void run_lines(const struct dcg_sink_thread *th,
+							    const char *name, size_t nl,
+							    const struct dcg_plain *v, size_t n,
+							    size_t size)
+{
+	if (head.us == NO_HEAD)
+		make_head(v[0].ns / 1000);
+	/* the head's microsecond as a range of ns: [hns, hns + 1000) */
+	uint64_t hns = head.us * 1000;
+
+	for (size_t i = 0; i < n;) {
+		char *o = dcg_out_room(RUN_LINE);
+		if (!o)
+			return;
+		size_t k = (dcg_outq.cap - dcg_outq.n) / RUN_LINE;
+		for (size_t end = i + (k < n - i ? k : n - i); i < end; i++) {
+			uint64_t ns = v[i].ns;
+			uint32_t depth = v[i].depth;
+			if (ns - hns >= 1000) {
+				make_head(ns / 1000);
+				hns = head.us * 1000;
+			}
+			if (depth > SHORT || head.len > SHORT)
+				break;
+			memcpy(o, head.text, SHORT);
+			o += head.len;
+			memcpy(o, spaces, SHORT);
+			o += depth;
+			memcpy(o, piece.text[v[i].call != 0], size);
+			o += piece.len;
+		}
+		dcg_out_wrote(o);
+		if (i < n && (v[i].depth > SHORT || head.len > SHORT)) {
+			tree_plain_slow(th, name, nl, &v[i]);
+			i++;
+			hns = head.us * 1000; /* it may have made another */
+		}
+	}
+}
+
+/* Most lines: short, of a thread whose head is made, room in the queue. */
+static void tree_plain(const struct dcg_sink_thread *th, const char *name, size_t name_len,
+		       const struct dcg_plain *v, size_t n)
+{
+	if (th != who_th || th->tid != who.tid || by_thread || name_len + 3 > PIECE) {
+		for (size_t i = 0; i < n; i++)
+			tree_plain_slow(th, name, name_len, &v[i]);
 		return;
 	}
-	char *o = dcg_outq.p + dcg_outq.n;
-	dcg_out_wrote(put_line(o, 1, call, depth, ns, name, name_len, "", 0));
+	for (int call = 0; call < 2; call++) {
+		char *o = piece.text[call];
+		memcpy(o, call ? "->" : "<-", 2);
+		memcpy(o + 2, name, name_len);
+		o[2 + name_len] = '\n';
+	}
+	piece.len = name_len + 3;
+	if (piece.len <= 16)
+		run_lines(th, name, name_len, v, n, 16);
+	else if (piece.len <= 32)
+		run_lines(th, name, name_len, v, n, 32);
+	else
+		run_lines(th, name, name_len, v, n, PIECE);
 }
 
 static void tree_end(void)
