@@ -16,6 +16,7 @@
 #define STP_DCG_INTERNAL_H
 
 #include "mech.h"
+#include "sink.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,17 +31,8 @@ struct _stp_syminfo;
 
 enum { DCG_CALL = 1, DCG_RET = 2 };
 
-/* One event, formatted only when printed. */
-struct rec {
-	uint8_t kind;
-	uint8_t sig;	 /* a signal handler's call: its signal number */
-	uint8_t unwound; /* a return: the frame was left without returning */
-	uint32_t depth;
-	uint64_t ns;   /* since tracing began in the thread */
-	uint64_t from; /* call / return instruction (0: the root) */
-	uint64_t to;   /* target / return address */
-	uint64_t name; /* address whose call-graph name is printed */
-};
+/* One event, formatted only when printed: struct dcg_rec (sink.h, whose
+ * plain() reads them where they are), kind DCG_CALL or DCG_RET. */
 
 struct frame {
 	uint64_t sp;   /* rsp after the call: the return-address slot */
@@ -70,7 +62,7 @@ struct dthread {
 	uint64_t prev_pc; /* for the step mechanisms */
 	struct frame *f;
 	size_t nf, capf;
-	struct rec *r;
+	struct dcg_rec *r;
 	size_t nr, capr;
 	/* lazy binding under a PLT call not shown yet: the call's record
 	 * goes at index `hold` once the resolved function is known, and the

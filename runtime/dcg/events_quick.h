@@ -26,7 +26,7 @@ struct dcg_quick {
 	struct dthread *d;
 	struct frame *f;
 	size_t nf, capf;
-	struct rec *r;
+	struct dcg_rec *r;
 	size_t nr, lim; /* lim: dcg_rec_lim */
 	uint64_t now;
 	int64_t t0;
@@ -104,7 +104,7 @@ static inline void dcg_quick_time(struct dcg_quick *q, int64_t ns)
 static inline void dcg_quick_rec(struct dcg_quick *q, int kind, uint32_t depth, uint64_t from,
 				 uint64_t to, uint64_t name)
 {
-	struct rec *r = &q->r[q->nr++];
+	struct dcg_rec *r = &q->r[q->nr++];
 	r->kind = (uint8_t)kind;
 	r->sig = r->unwound = 0;
 	r->depth = depth;

@@ -90,11 +90,17 @@ struct dcg_sink_rec {
 	int closed;
 };
 
-/* What plain() is given of a record. */
-struct dcg_plain {
-	uint64_t ns;	/* as dcg_sink_rec's */
-	uint32_t depth; /* as dcg_sink_rec's */
-	int call;	/* 1: a call, 0: a return */
+/* The core's record of a call or return (records.c), as plain() reads
+ * it; only kind, depth and ns matter there (as dcg_sink_rec's). */
+struct dcg_rec {
+	uint8_t kind;	 /* DCG_REC_CALL or DCG_REC_RETURN */
+	uint8_t sig;	 /* a signal handler's call: its signal number */
+	uint8_t unwound; /* a return: the frame was left without returning */
+	uint32_t depth;
+	uint64_t ns;   /* since tracing began in the thread */
+	uint64_t from; /* call / return instruction (0: the root) */
+	uint64_t to;   /* target / return address */
+	uint64_t name; /* address whose call-graph name is printed */
 };
 
 /* Any call but record may be NULL. */
@@ -129,7 +135,7 @@ struct dcg_sink {
 	 * output's queue (sink_out.h) until the end of the batch, where the
 	 * core flushes it. May be NULL. */
 	void (*plain)(const struct dcg_sink_thread *th, const char *name, size_t name_len,
-		      const struct dcg_plain *v, size_t n);
+		      const struct dcg_rec *v, size_t n);
 };
 
 #endif

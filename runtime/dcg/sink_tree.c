@@ -245,9 +245,9 @@ static void tree_record(const struct dcg_sink_rec *r)
 
 static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thread *th,
 						      const char *name, size_t name_len,
-						      const struct dcg_plain *p)
+						      const struct dcg_rec *p)
 {
-	tree_line(th, p->call, p->depth, p->ns, name, name_len, "", 0, 1);
+	tree_line(th, p->kind == DCG_REC_CALL, p->depth, p->ns, name, name_len, "", 0, 1);
 }
 
 /* The arrow, the name and '\n' of the run's lines, a return's then a
@@ -266,7 +266,7 @@ static struct {
  * tree_plain_slow writes (deeper than SHORT, a long head). */
 static inline __attribute__((always_inline)) void run_lines(const struct dcg_sink_thread *th,
 							    const char *name, size_t nl,
-							    const struct dcg_plain *v, size_t n,
+							    const struct dcg_rec *v, size_t n,
 							    size_t size)
 {
 	if (head.us == NO_HEAD)
@@ -292,7 +292,7 @@ static inline __attribute__((always_inline)) void run_lines(const struct dcg_sin
 			o += head.len;
 			memcpy(o, spaces, SHORT);
 			o += depth;
-			memcpy(o, piece.text[v[i].call != 0], size);
+			memcpy(o, piece.text[v[i].kind == DCG_REC_CALL], size);
 			o += piece.len;
 		}
 		dcg_out_wrote(o);
@@ -306,7 +306,7 @@ static inline __attribute__((always_inline)) void run_lines(const struct dcg_sin
 
 /* Most lines: short, of a thread whose head is made, room in the queue. */
 static void tree_plain(const struct dcg_sink_thread *th, const char *name, size_t name_len,
-		       const struct dcg_plain *v, size_t n)
+		       const struct dcg_rec *v, size_t n)
 {
 	if (th != who_th || th->tid != who.tid || by_thread || name_len + 3 > PIECE) {
 		for (size_t i = 0; i < n; i++)

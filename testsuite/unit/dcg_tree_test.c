@@ -100,11 +100,13 @@ static int write_stream(const char *path, int use_plain)
 			dcg_run_thread(th);
 		}
 		if (use_plain) { /* a piece of the run of o's name */
-			struct dcg_plain v[300];
+			struct dcg_rec v[300];
 			size_t k = 0, most = 1 + rnd(300);
 			do
-				v[k] = (struct dcg_plain){recs[i + k].ns, recs[i + k].depth,
-							  recs[i + k].call};
+				v[k] = (struct dcg_rec){.kind = recs[i + k].call ? DCG_REC_CALL
+										 : DCG_REC_RETURN,
+							.depth = recs[i + k].depth,
+							.ns = recs[i + k].ns};
 			while (++k < most && i + k < N && recs[i + k].th == o->th &&
 			       !strcmp(recs[i + k].name, o->name));
 			plain(th, o->name, strlen(o->name), v, k);
