@@ -30,9 +30,11 @@ struct dcg_quick {
 	size_t nr, lim; /* lim: dcg_rec_lim */
 	uint64_t now;
 	int64_t t0;
-	uint64_t q_to, q_gen, gen; /* gen: dcg_quick_gen */
-	uint64_t calls, rets;	   /* for the -v counts */
+	uint64_t q_to;	      /* d->q_to of this generation, else NO_CALLEE */
+	uint64_t calls, rets; /* for the -v counts */
 };
+
+#define NO_CALLEE UINT64_MAX
 
 /* Records in place from d->nr on before dcg_rec_room must run. */
 static inline size_t dcg_rec_lim(const struct dthread *d)
@@ -55,9 +57,7 @@ static inline int dcg_quick_begin(struct dthread *d, struct dcg_quick *q)
 				.lim = dcg_rec_lim(d),
 				.now = d->now,
 				.t0 = d->t0,
-				.q_to = d->q_to,
-				.q_gen = d->q_gen,
-				.gen = dcg_quick_gen};
+				.q_to = d->q_gen == dcg_quick_gen ? d->q_to : NO_CALLEE};
 	return 1;
 }
 
@@ -69,7 +69,7 @@ static inline void dcg_quick_end(struct dcg_quick *q)
 	d->nr = q->nr;
 	d->now = q->now;
 	d->q_to = q->q_to;
-	d->q_gen = q->q_gen;
+	d->q_gen = dcg_quick_gen;
 	dcg_n_calls += q->calls;
 	dcg_n_rets += q->rets;
 }
@@ -114,41 +114,47 @@ static inline void dcg_quick_rec(struct dcg_quick *q, int kind, uint32_t depth, 
 	r->name = name;
 }
 
-/* One event: 1 if taken as dcg_event would, 0 (nothing changed) if
- * dcg_event must take it. */
-static inline int dcg_quick_event(struct dcg_quick *q, int kind, uint64_t from, uint64_t to,
-				  uint64_t sp, int64_t ns)
+/* A call (dcg_quick_event). */
+static inline int dcg_quick_call(struct dcg_quick *q, uint64_t from, uint64_t to, uint64_t sp,
+				 int64_t ns)
 {
-	struct frame *top = &q->f[q->nf - 1];
+	const struct frame *top = &q->f[q->nf - 1];
 
 	if (q->nr >= q->lim && dcg_quick_room(q) < 0)
 		return 0;
-	if (kind == DCG_EV_CALL) {
-		/* no frame left (pop_dead), the caller not muted (classify),
-		 * room for the frame (push), no PLT stub (enter: dcg_is_stub
-		 * is 0 outside a PLT), the callee named as dcg_emit_rec would
-		 * (once in a row of calls of one function) */
-		if ((top->known && top->sp <= sp) || top->mute || q->nf == q->capf)
+	/* no frame left (pop_dead), the caller not muted (classify), room
+	 * for the frame (push), no PLT stub (enter: dcg_is_stub is 0
+	 * outside a PLT), the callee named as dcg_emit_rec would (once in a
+	 * row of calls of one function) */
+	if ((top->known && top->sp <= sp) || top->mute || q->nf == q->capf)
+		return 0;
+	if (to != q->q_to) {
+		struct dthread *d = q->d;
+		const struct _stp_syminfo *si = dcg_sym(d->pid, to);
+		if ((si && si->plt) || d->rd.pid != d->pid)
 			return 0;
-		if (to != q->q_to || q->q_gen != q->gen) {
-			struct dthread *d = q->d;
-			const struct _stp_syminfo *si = dcg_sym(d->pid, to);
-			if ((si && si->plt) || d->rd.pid != d->pid)
-				return 0;
-			q->q_to = to;
-			q->q_gen = q->gen;
-		}
-		dcg_quick_time(q, ns);
-		q->f[q->nf++] = (struct frame){.sp = sp, .func = to, .ns = q->now, .known = 1};
-		q->calls++;
-		dcg_quick_rec(q, DCG_CALL, (uint32_t)(q->nf - 1), from, to, to);
-		return 1;
+		q->q_to = to;
 	}
-	/* a return of the innermost frame only (its slot just below sp),
-	 * shown, to a caller that stays (pop_dead stops there, on_ret
-	 * pushes no new root) */
-	if (kind != DCG_EV_RETURN || !from || sp < 16 || q->nf < 2 || !top->known ||
-	    top->sp != sp - 8 || top->stub || top->hide)
+	dcg_quick_time(q, ns);
+	q->f[q->nf++] = (struct frame){.sp = sp, .func = to, .ns = q->now, .known = 1};
+	q->calls++;
+	dcg_quick_rec(q, DCG_CALL, (uint32_t)(q->nf - 1), from, to, to);
+	return 1;
+}
+
+/* A return (dcg_quick_event). */
+static inline int dcg_quick_ret(struct dcg_quick *q, uint64_t from, uint64_t to, uint64_t sp,
+				int64_t ns)
+{
+	const struct frame *top = &q->f[q->nf - 1];
+
+	if (q->nr >= q->lim && dcg_quick_room(q) < 0)
+		return 0;
+	/* of the innermost frame only (its slot just below sp), shown, to a
+	 * caller that stays (pop_dead stops there, on_ret pushes no new
+	 * root) */
+	if (!from || sp < 16 || q->nf < 2 || !top->known || top->sp != sp - 8 || top->stub ||
+	    top->hide)
 		return 0;
 	const struct frame *caller = top - 1;
 	if (caller->known && caller->sp <= sp - 1)
@@ -158,6 +164,16 @@ static inline int dcg_quick_event(struct dcg_quick *q, int kind, uint64_t from, 
 	q->rets++;
 	dcg_quick_rec(q, DCG_RET, (uint32_t)q->nf, from, to, top->func);
 	return 1;
+}
+
+/* One event: 1 if taken as dcg_event would, 0 (nothing changed) if
+ * dcg_event must take it. */
+static inline int dcg_quick_event(struct dcg_quick *q, int kind, uint64_t from, uint64_t to,
+				  uint64_t sp, int64_t ns)
+{
+	if (kind == DCG_EV_CALL)
+		return dcg_quick_call(q, from, to, sp, ns);
+	return kind == DCG_EV_RETURN && dcg_quick_ret(q, from, to, sp, ns);
 }
 
 /* One event alone (dcg_internal.h). */

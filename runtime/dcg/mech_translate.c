@@ -241,13 +241,18 @@ static __attribute__((noinline)) void quick_run(struct dthread *d, const struct 
 		struct dcg_quick q;
 		if (dcg_quick_begin(d, &q)) {
 			for (; i < n; i++) {
-				unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
-				if ((kind != XL_REC_CALL && kind != XL_REC_RET) ||
-				    !dcg_quick_event(
-					&q, kind == XL_REC_CALL ? DCG_EV_CALL : DCG_EV_RETURN,
-					r[i].from_kind & XL_ADDR_MASK, r[i].to, r[i].sp,
-					(int64_t)r[i].tsc))
+				const struct xl_rec *x = &r[i];
+				unsigned kind = (unsigned)(x->from_kind >> XL_KIND_SHIFT);
+				uint64_t from = x->from_kind & XL_ADDR_MASK;
+				if (kind == XL_REC_CALL) {
+					if (!dcg_quick_call(&q, from, x->to, x->sp,
+							    (int64_t)x->tsc))
+						break;
+				} else if (kind != XL_REC_RET ||
+					   !dcg_quick_ret(&q, from, x->to, x->sp,
+							  (int64_t)x->tsc)) {
 					break;
+				}
 			}
 			dcg_quick_end(&q);
 		}

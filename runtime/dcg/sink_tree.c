@@ -250,56 +250,69 @@ static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thre
 	tree_line(th, p->kind == DCG_REC_CALL, p->depth, p->ns, name, name_len, "", 0, 1);
 }
 
-/* The arrow, the name and '\n' of the run's lines, a return's then a
- * call's: copied whole by fixed-size copies. */
+/* The arrow, the name and '\n' of the run's lines by the records' kind
+ * (DCG_REC_CALL, DCG_REC_RETURN; the other rows unused): copied whole by
+ * fixed-size copies of at most PIECE bytes. */
 #define PIECE 72
-static struct {
-	char text[2][PIECE];
-	size_t len;
-} piece;
+static char piece[4][128];
 
 /* The longest line of a run: head, indentation, piece, each copied whole. */
 #define RUN_LINE (SHORT + SHORT + PIECE)
 
-/* The lines of v[0..n) with pieces of at most size bytes, while who is
- * th's text: no call but where the head changes and for the lines
+/* 16 bytes in a register: the head's first 32 bytes are two. */
+typedef char bytes16 __attribute__((vector_size(16)));
+
+/* The lines of v[0..n) with pieces of pl bytes, at most size, while who
+ * is th's text: no call but where the head changes and for the lines
  * tree_plain_slow writes (deeper than SHORT, a long head). */
 static inline __attribute__((always_inline)) void run_lines(const struct dcg_sink_thread *th,
 							    const char *name, size_t nl,
 							    const struct dcg_rec *v, size_t n,
 							    size_t size)
 {
+	const struct dcg_rec *p = v, *end = v + n;
+	size_t pl = nl + 3;
+
 	if (head.us == NO_HEAD)
 		make_head(v[0].ns / 1000);
 	/* the head's microsecond as a range of ns: [hns, hns + 1000) */
 	uint64_t hns = head.us * 1000;
-
-	for (size_t i = 0; i < n;) {
+	size_t hl = head.len;
+	bytes16 h0, h1;
+	memcpy(&h0, head.text, 16);
+	memcpy(&h1, head.text + 16, 16);
+	while (p < end) {
 		char *o = dcg_out_room(RUN_LINE);
 		if (!o)
 			return;
 		size_t k = (dcg_outq.cap - dcg_outq.n) / RUN_LINE;
-		for (size_t end = i + (k < n - i ? k : n - i); i < end; i++) {
-			uint64_t ns = v[i].ns;
-			uint32_t depth = v[i].depth;
-			if (ns - hns >= 1000) {
-				make_head(ns / 1000);
+		const struct dcg_rec *stop = (size_t)(end - p) < k ? end : p + k;
+		for (; p < stop; p++) {
+			if (p->ns - hns >= 1000) {
+				make_head(p->ns / 1000);
 				hns = head.us * 1000;
+				hl = head.len;
+				memcpy(&h0, head.text, 16);
+				memcpy(&h1, head.text + 16, 16);
 			}
-			if (depth > SHORT || head.len > SHORT)
+			if (p->depth > SHORT || hl > SHORT)
 				break;
-			memcpy(o, head.text, SHORT);
-			o += head.len;
+			memcpy(o, &h0, 16);
+			memcpy(o + 16, &h1, 16);
+			o += hl;
 			memcpy(o, spaces, SHORT);
-			o += depth;
-			memcpy(o, piece.text[v[i].kind == DCG_REC_CALL], size);
-			o += piece.len;
+			o += p->depth;
+			memcpy(o, piece[p->kind & 3], size);
+			o += pl;
 		}
 		dcg_out_wrote(o);
-		if (i < n && (v[i].depth > SHORT || head.len > SHORT)) {
-			tree_plain_slow(th, name, nl, &v[i]);
-			i++;
-			hns = head.us * 1000; /* it may have made another */
+		if (p < end && (p->depth > SHORT || hl > SHORT)) {
+			tree_plain_slow(th, name, nl, p++);
+			/* it may have made another head */
+			hns = head.us * 1000;
+			hl = head.len;
+			memcpy(&h0, head.text, 16);
+			memcpy(&h1, head.text + 16, 16);
 		}
 	}
 }
@@ -313,16 +326,15 @@ static void tree_plain(const struct dcg_sink_thread *th, const char *name, size_
 			tree_plain_slow(th, name, name_len, &v[i]);
 		return;
 	}
-	for (int call = 0; call < 2; call++) {
-		char *o = piece.text[call];
-		memcpy(o, call ? "->" : "<-", 2);
+	for (int kind = DCG_REC_CALL; kind <= DCG_REC_RETURN; kind++) {
+		char *o = piece[kind];
+		memcpy(o, kind == DCG_REC_CALL ? "->" : "<-", 2);
 		memcpy(o + 2, name, name_len);
 		o[2 + name_len] = '\n';
 	}
-	piece.len = name_len + 3;
-	if (piece.len <= 16)
+	if (name_len + 3 <= 16)
 		run_lines(th, name, name_len, v, n, 16);
-	else if (piece.len <= 32)
+	else if (name_len + 3 <= 32)
 		run_lines(th, name, name_len, v, n, 32);
 	else
 		run_lines(th, name, name_len, v, n, PIECE);
