@@ -3,7 +3,8 @@
  * where dcg_event's path is plain (see events.c: on_call, enter,
  * classify, on_ret, pop_dead and pop for the cases left to it): the same
  * frames and records, with fewer tests and calls. Nothing changes before
- * it knows it takes the event (dcg_set_time twice is once). */
+ * it knows it takes the event (dcg_set_time twice is once) but the room
+ * for a record, made first as dcg_emit_rec would (a flush, a growth). */
 #ifndef STP_DCG_EVENTS_QUICK_H
 #define STP_DCG_EVENTS_QUICK_H
 
@@ -166,8 +167,8 @@ static inline int dcg_quick_ret(struct dcg_quick *q, uint64_t from, uint64_t to,
 	return 1;
 }
 
-/* One event: 1 if taken as dcg_event would, 0 (nothing changed) if
- * dcg_event must take it. */
+/* One event: 1 if taken as dcg_event would, 0 (nothing changed but
+ * the room for a record) if dcg_event must take it. */
 static inline int dcg_quick_event(struct dcg_quick *q, int kind, uint64_t from, uint64_t to,
 				  uint64_t sp, int64_t ns)
 {
