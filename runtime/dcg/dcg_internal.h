@@ -16,6 +16,7 @@
 #define STP_DCG_INTERNAL_H
 
 #include "mech.h"
+#include "sink.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,17 +31,8 @@ struct _stp_syminfo;
 
 enum { DCG_CALL = 1, DCG_RET = 2 };
 
-/* One event, formatted only when printed. */
-struct rec {
-	uint8_t kind;
-	uint8_t sig;	 /* a signal handler's call: its signal number */
-	uint8_t unwound; /* a return: the frame was left without returning */
-	uint32_t depth;
-	uint64_t ns;   /* since tracing began in the thread */
-	uint64_t from; /* call / return instruction (0: the root) */
-	uint64_t to;   /* target / return address */
-	uint64_t name; /* address whose call-graph name is printed */
-};
+/* One event, formatted only when printed: struct dcg_rec (sink.h, whose
+ * plain() reads them where they are), kind DCG_CALL or DCG_RET. */
 
 struct frame {
 	uint64_t sp;   /* rsp after the call: the return-address slot */
@@ -72,7 +64,7 @@ struct dthread {
 	uint64_t prev_pc; /* for the step mechanisms */
 	struct frame *f;
 	size_t nf, capf;
-	struct rec *r;
+	struct dcg_rec *r;
 	size_t nr, capr;
 	/* lazy binding under a PLT call not shown yet: the call's record
 	 * goes at index `hold` once the resolved function is known, and the
@@ -219,6 +211,9 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
  * dynamic_call_graph probes (the counts of the -v report not included). */
 int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
 		 uint64_t name);
+/* Room for d's next record (d->r[d->nr]): the records flushed when
+ * they are many, the array grown when full. 0, or -1 (out of memory). */
+int dcg_rec_room(struct dthread *d);
 /* The held call record of a lazily bound PLT call, in its place. */
 void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to, uint64_t ns);
 void dcg_flush_thread(struct dthread *d);

@@ -238,6 +238,39 @@ static void on_code_changed(void *core, struct _stp_pt_thread *t, uint64_t lo, u
 	dcg_code_changed(_stp_pt_pid(t), lo, hi);
 }
 
+/* on_records' loop where nothing was lost and no registers come: runs
+ * of calls and returns through the shortcut, each other record (and
+ * any the shortcut leaves) through feed() between them. */
+static __attribute__((noinline)) void quick_run(struct dthread *d, const struct xl_rec *r, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && d->on) {
+		struct dcg_quick q;
+		if (dcg_quick_begin(d, &q)) {
+			for (; i < n; i++) {
+				const struct xl_rec *x = &r[i];
+				unsigned kind = (unsigned)(x->from_kind >> XL_KIND_SHIFT);
+				uint64_t from = x->from_kind & XL_ADDR_MASK;
+				if (kind == XL_REC_CALL) {
+					if (!dcg_quick_call(&q, from, x->to, x->sp,
+							    (int64_t)x->tsc))
+						break;
+				} else if (kind != XL_REC_RET ||
+					   !dcg_quick_ret(&q, from, x->to, x->sp,
+							  (int64_t)x->tsc)) {
+					break;
+				}
+			}
+			dcg_quick_end(&q);
+		}
+		if (i < n) {
+			feed(d, NULL, &r[i], d->held && i == n - 1);
+			i++;
+		}
+	}
+}
+
 static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec *r, size_t n)
 {
 	struct dthread *d = dcg_find_thread(_stp_pt_tid(t), 0);
@@ -263,6 +296,10 @@ static void on_records(void *core, struct _stp_pt_thread *t, const struct xl_rec
 		/* no shortcut while registers are captured: they go with their
 		 * event through feed() */
 		int quick = !xr && dcg_event_quick_ok();
+		if (quick && !(x && x->gap)) {
+			quick_run(d, r, n);
+			n = 0;
+		}
 		for (size_t i = 0; i < n && d->on; i++) {
 			unsigned kind = (unsigned)(r[i].from_kind >> XL_KIND_SHIFT);
 			uint64_t from = r[i].from_kind & XL_ADDR_MASK;

@@ -51,6 +51,9 @@ int64_t dcg_run_calibrate(char *how, size_t len)
 
 /* ---- records ---- */
 
+_Static_assert((int)DCG_CALL == (int)DCG_REC_CALL && (int)DCG_RET == (int)DCG_REC_RETURN,
+	       "plain() reads the records' kinds");
+
 /* A call or return: a record for the tree, or the script's probes when it
  * has any. Returns 1 when a record was added. */
 int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to, uint64_t name)
@@ -68,25 +71,32 @@ int dcg_emit(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_
 	return dcg_emit_rec(d, kind, depth, from, to, name);
 }
 
-int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
-		 uint64_t name)
+int dcg_rec_room(struct dthread *d)
 {
 	/* before adding: callers look at the record they added */
 	if (d->nr >= 4096 && d->hold == NO_HOLD)
 		_stp_dcg_flush_all();
 	if (d->nr == d->capr) {
 		size_t cap = d->capr ? 2 * d->capr : 256;
-		struct rec *v = realloc(d->r, cap * sizeof *v);
+		struct dcg_rec *v = realloc(d->r, cap * sizeof *v);
 		if (!v)
-			return 0;
+			return -1;
 		d->r = v;
 		d->capr = cap;
 	}
+	return 0;
+}
+
+int dcg_emit_rec(struct dthread *d, int kind, uint32_t depth, uint64_t from, uint64_t to,
+		 uint64_t name)
+{
+	if (dcg_rec_room(d) < 0)
+		return 0;
 	/* symbolize the callee now (a cached lookup after the first): once
 	 * the process has exited, its modules can no longer be read */
 	if (kind == DCG_CALL)
 		(void)dcg_sym(d->pid, name);
-	struct rec *r = &d->r[d->nr++];
+	struct dcg_rec *r = &d->r[d->nr++];
 	r->kind = (uint8_t)kind;
 	r->sig = 0;
 	r->unwound = 0;
@@ -115,7 +125,7 @@ void dcg_emit_held(struct dthread *d, uint32_t depth, uint64_t from, uint64_t to
 	}
 	if (!dcg_emit(d, DCG_CALL, depth, from, to, to) || at >= d->nr)
 		return;
-	struct rec r = d->r[d->nr - 1];
+	struct dcg_rec r = d->r[d->nr - 1];
 	memmove(&d->r[at + 1], &d->r[at], (d->nr - 1 - at) * sizeof r);
 	r.ns = ns;
 	d->r[at] = r;
@@ -157,7 +167,7 @@ void dcg_flush_thread(struct dthread *d)
 	size_t nm_len = 0;
 	uint64_t si_of = 0;
 	for (size_t i = 0; k && i < upto; i++) {
-		const struct rec *r = &d->r[i];
+		const struct dcg_rec *r = &d->r[i];
 		/* a call and its return name the same function */
 		if (!nm || si_of != r->name) {
 			si = st ? _stp_sym_lookup(st, r->name) : NULL;
@@ -166,10 +176,10 @@ void dcg_flush_thread(struct dthread *d)
 				nm = name_of(st, r->name), nm_len = strlen(nm);
 		}
 		if (plain && !r->sig) { /* and the plain records after it of this name */
-			const struct rec *end = d->r + upto;
-			do
-				plain(&th, r->kind == DCG_CALL, r->depth, r->ns, nm, nm_len);
-			while (++r < end && r->name == si_of && !r->sig);
+			const struct dcg_rec *end = d->r + upto, *run = r;
+			while (++r < end && r->name == si_of && !r->sig)
+				;
+			plain(&th, nm, nm_len, run, (size_t)(r - run));
 			i = (size_t)(r - d->r) - 1;
 			continue;
 		}

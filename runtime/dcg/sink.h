@@ -90,6 +90,19 @@ struct dcg_sink_rec {
 	int closed;
 };
 
+/* The core's record of a call or return (records.c), as plain() reads
+ * it; only kind, depth and ns matter there (as dcg_sink_rec's). */
+struct dcg_rec {
+	uint8_t kind;	 /* DCG_REC_CALL or DCG_REC_RETURN */
+	uint8_t sig;	 /* a signal handler's call: its signal number */
+	uint8_t unwound; /* a return: the frame was left without returning */
+	uint32_t depth;
+	uint64_t ns;   /* since tracing began in the thread */
+	uint64_t from; /* call / return instruction (0: the root) */
+	uint64_t to;   /* target / return address */
+	uint64_t name; /* address whose call-graph name is printed */
+};
+
 /* Any call but record may be NULL. */
 struct dcg_sink {
 	const char *name; /* as STAP_DCG_FORMAT names it */
@@ -114,14 +127,15 @@ struct dcg_sink {
 	/* Its records keep the raw time (the tree's time column, unchanged);
 	 * durations are corrected all the same. */
 	int raw_clock;
-	/* A shortcut for what most records are: a call or return with no
+	/* A shortcut for what most records are: calls and returns with no
 	 * signal, given while no durations or flight recorder are asked
-	 * for, so that nothing but these fields matters. It must write what
-	 * record() would; its output may wait in the output's queue
-	 * (sink_out.h) until the end of the batch, where the core flushes
-	 * it. May be NULL. */
-	void (*plain)(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
-		      const char *name, size_t name_len);
+	 * for, so that nothing but these fields matters; n records of one
+	 * name in a row (name_len: strlen(name)), in order. It must write
+	 * what record() would for each; its output may wait in the
+	 * output's queue (sink_out.h) until the end of the batch, where the
+	 * core flushes it. May be NULL. */
+	void (*plain)(const struct dcg_sink_thread *th, const char *name, size_t name_len,
+		      const struct dcg_rec *v, size_t n);
 };
 
 #endif

@@ -29,8 +29,8 @@ void dcg_run_record(struct dcg_sink_rec *r);
 /* The format's plain() when records without a signal may go to it
  * straight (no durations, flight recorder or closing of open frames):
  * else NULL, and every record goes through dcg_run_record. */
-typedef void dcg_plain_fn(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
-			  const char *name, size_t name_len);
+typedef void dcg_plain_fn(const struct dcg_sink_thread *th, const char *name, size_t name_len,
+			  const struct dcg_rec *v, size_t n);
 dcg_plain_fn *dcg_run_plain(void);
 /* Tracing stopped in th at ns (since it began in th) / mono_ns: the
  * frames still open are closed there (closes_open formats). */

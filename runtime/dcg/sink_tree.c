@@ -243,27 +243,101 @@ static void tree_record(const struct dcg_sink_rec *r)
 		  r->name_len ? r->name_len : strlen(r->name), sig, strlen(sig), 0);
 }
 
-static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thread *th, int call,
-						      uint32_t depth, uint64_t ns, const char *name,
-						      size_t name_len)
+static __attribute__((noinline)) void tree_plain_slow(const struct dcg_sink_thread *th,
+						      const char *name, size_t name_len,
+						      const struct dcg_rec *p)
 {
-	tree_line(th, call, depth, ns, name, name_len, "", 0, 1);
+	tree_line(th, p->kind == DCG_REC_CALL, p->depth, p->ns, name, name_len, "", 0, 1);
 }
 
-/* Most lines: their head made already, short, room in the queue. No
- * call here (it would cost the registers of a frame). */
-static void tree_plain(const struct dcg_sink_thread *th, int call, uint32_t depth, uint64_t ns,
-		       const char *name, size_t name_len)
-{
-	size_t n = sizeof head.text + SHORT + SHORT + 3 + 64;
+/* The arrow, the name and '\n' of the run's lines by the records' kind
+ * (DCG_REC_CALL, DCG_REC_RETURN; the other rows unused): copied whole by
+ * fixed-size copies of at most PIECE bytes. */
+#define PIECE 72
+static char piece[4][128];
 
-	if (th != who_th || th->tid != who.tid || by_thread || head.us != ns / 1000 ||
-	    head.len > SHORT || depth > SHORT || name_len > 64 || dcg_outq.cap - dcg_outq.n < n) {
-		tree_plain_slow(th, call, depth, ns, name, name_len);
+/* The longest line of a run: head, indentation, piece, each copied whole. */
+#define RUN_LINE (SHORT + SHORT + PIECE)
+
+/* 16 bytes in a register: the head's first 32 bytes are two. */
+typedef char bytes16 __attribute__((vector_size(16)));
+
+/* The lines of v[0..n) with pieces of pl bytes, at most size, while who
+ * is th's text: no call but where the head changes and for the lines
+ * tree_plain_slow writes (deeper than SHORT, a long head). */
+static inline __attribute__((always_inline)) void run_lines(const struct dcg_sink_thread *th,
+							    const char *name, size_t nl,
+							    const struct dcg_rec *v, size_t n,
+							    size_t size)
+{
+	const struct dcg_rec *p = v, *end = v + n;
+	size_t pl = nl + 3;
+
+	if (head.us == NO_HEAD)
+		make_head(v[0].ns / 1000);
+	/* the head's microsecond as a range of ns: [hns, hns + 1000) */
+	uint64_t hns = head.us * 1000;
+	size_t hl = head.len;
+	bytes16 h0, h1;
+	memcpy(&h0, head.text, 16);
+	memcpy(&h1, head.text + 16, 16);
+	while (p < end) {
+		char *o = dcg_out_room(RUN_LINE);
+		if (!o)
+			return;
+		size_t k = (dcg_outq.cap - dcg_outq.n) / RUN_LINE;
+		const struct dcg_rec *stop = (size_t)(end - p) < k ? end : p + k;
+		for (; p < stop; p++) {
+			if (p->ns - hns >= 1000) {
+				make_head(p->ns / 1000);
+				hns = head.us * 1000;
+				hl = head.len;
+				memcpy(&h0, head.text, 16);
+				memcpy(&h1, head.text + 16, 16);
+			}
+			if (p->depth > SHORT || hl > SHORT)
+				break;
+			memcpy(o, &h0, 16);
+			memcpy(o + 16, &h1, 16);
+			o += hl;
+			memcpy(o, spaces, SHORT);
+			o += p->depth;
+			memcpy(o, piece[p->kind & 3], size);
+			o += pl;
+		}
+		dcg_out_wrote(o);
+		if (p < end && (p->depth > SHORT || hl > SHORT)) {
+			tree_plain_slow(th, name, nl, p++);
+			/* it may have made another head */
+			hns = head.us * 1000;
+			hl = head.len;
+			memcpy(&h0, head.text, 16);
+			memcpy(&h1, head.text + 16, 16);
+		}
+	}
+}
+
+/* Most lines: short, of a thread whose head is made, room in the queue. */
+static void tree_plain(const struct dcg_sink_thread *th, const char *name, size_t name_len,
+		       const struct dcg_rec *v, size_t n)
+{
+	if (th != who_th || th->tid != who.tid || by_thread || name_len + 3 > PIECE) {
+		for (size_t i = 0; i < n; i++)
+			tree_plain_slow(th, name, name_len, &v[i]);
 		return;
 	}
-	char *o = dcg_outq.p + dcg_outq.n;
-	dcg_out_wrote(put_line(o, 1, call, depth, ns, name, name_len, "", 0));
+	for (int kind = DCG_REC_CALL; kind <= DCG_REC_RETURN; kind++) {
+		char *o = piece[kind];
+		memcpy(o, kind == DCG_REC_CALL ? "->" : "<-", 2);
+		memcpy(o + 2, name, name_len);
+		o[2 + name_len] = '\n';
+	}
+	if (name_len + 3 <= 16)
+		run_lines(th, name, name_len, v, n, 16);
+	else if (name_len + 3 <= 32)
+		run_lines(th, name, name_len, v, n, 32);
+	else
+		run_lines(th, name, name_len, v, n, PIECE);
 }
 
 static void tree_end(void)

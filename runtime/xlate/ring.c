@@ -127,8 +127,14 @@ static void give(struct xl_thread *xt, struct xl_rec *r, size_t n)
 {
 	struct _stp_xl_engine *x = xt->xp->x;
 
-	for (size_t i = 0; i < n && !x->cfg.raw_tsc; i++)
-		r[i].tsc = (uint64_t)xl_tsc_ns(x, r[i].tsc);
+	if (!x->cfg.raw_tsc && n) { /* xl_tsc_ns's sum, its terms read once */
+		double per = xl_ns_per_tick(x);
+		int64_t ns0 = x->ns0;
+		uint64_t tsc0 = x->tsc0;
+		for (size_t i = 0; i < n; i++)
+			r[i].tsc =
+			    (uint64_t)(ns0 + (int64_t)((double)(int64_t)(r[i].tsc - tsc0) * per));
+	}
 	x->st.records += n;
 	if (x->ops.records)
 		x->ops.records(x->core, xt->t, r, n);

@@ -67,7 +67,7 @@ static void describe(const struct dthread *d, char *buf, size_t len)
 {
 	size_t n = 0;
 	for (size_t i = 3; i < d->nr; i++) {
-		const struct rec *r = &d->r[i];
+		const struct dcg_rec *r = &d->r[i];
 		const char *nm = r->name == A(fa) ? "fa"
 		    : r->name == A(fb)		  ? "fb"
 		    : r->name == A(fc)		  ? "fc"

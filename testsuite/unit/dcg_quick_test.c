@@ -101,7 +101,7 @@ static struct dthread *new_thread(void)
 	return d;
 }
 
-static int same_rec(const struct rec *a, const struct rec *b)
+static int same_rec(const struct dcg_rec *a, const struct dcg_rec *b)
 {
 	return a->kind == b->kind && a->sig == b->sig && a->unwound == b->unwound &&
 	    a->depth == b->depth && a->ns == b->ns && a->from == b->from && a->to == b->to &&

@@ -1,10 +1,12 @@
 /* The tree's two ways of writing a line (dcg/sink_tree.c): plain(), the
- * shortcut the flush takes for most records (lines queued, fixed-size
- * copies, the head kept per thread and microsecond), and record(), the
- * general one. The same varied stream of records, in batches of several
- * threads (short and long comms, negative tids, comms too long for a
- * head), depths past the short indentation, names of every length up
- * to past the short copy, times in one microsecond and far apart, goes
+ * shortcut the flush takes for most records (runs of one name, lines
+ * queued, fixed-size copies, the head kept per thread and microsecond),
+ * and record(), the general one. The same varied stream of records, in
+ * batches of several threads (short and long comms, negative tids, comms
+ * too long for a head), depths past the short indentation, names of
+ * every length up to past the short copy, in runs of one name (short,
+ * and longer than the output's queue holds) given to plain() in pieces
+ * of any size, times in one microsecond and far apart, goes
  * through each into a file; both files must be byte for byte the line a
  * printf-made reference says ("%6lu comm(tid):", depth spaces, the arrow,
  * the name). */
@@ -29,7 +31,7 @@ struct one {
 	char name[160];
 };
 
-#define N 30000
+#define N 40000
 static struct one recs[N];
 static struct dcg_sink_thread ths[5];
 static char comms[5][80];
@@ -39,6 +41,7 @@ static void make_stream(void)
 	static const pid_t tids[5] = {4242, -17, 7, 123456789, 99};
 	static const size_t comm_len[5] = {4, 15, 25, 63, 64}; /* 64: no head */
 	uint64_t ns = 0;
+	int same = 0; /* records left of a run of one name */
 
 	for (int t = 0; t < 5; t++) {
 		memset(comms[t], 'a' + t, comm_len[t]);
@@ -51,8 +54,13 @@ static void make_stream(void)
 		ns += pick < 60 ? rnd(300) : pick < 95 ? rnd(5000) : (uint64_t)rnd(1u << 30) * 4096;
 		o->ns = ns;
 		o->call = (int)rnd(2);
-		o->th = i / 500 % 5; /* a batch of one thread, then another */
+		o->th = i / 3000 % 5; /* a batch of one thread, then another */
 		o->depth = rnd(10) ? rnd(34) : rnd(300);
+		if (same-- > 0 && i % 3000) { /* the run goes on, in the batch */
+			memcpy(o->name, recs[i - 1].name, sizeof o->name);
+			continue;
+		}
+		same = rnd(3) ? (int)rnd(4) : rnd(100) ? (int)rnd(40) : 2000;
 		size_t nl = rnd(10) ? 1 + rnd(70) : 1 + rnd(150);
 		for (size_t k = 0; k < nl; k++)
 			o->name[k] = (char)('!' + rnd(90));
@@ -91,8 +99,18 @@ static int write_stream(const char *path, int use_plain)
 				dcg_out_flush();
 			dcg_run_thread(th);
 		}
-		if (use_plain) {
-			plain(th, o->call, o->depth, o->ns, o->name, strlen(o->name));
+		if (use_plain) { /* a piece of the run of o's name */
+			struct dcg_rec v[300];
+			size_t k = 0, most = 1 + rnd(300);
+			do
+				v[k] = (struct dcg_rec){.kind = recs[i + k].call ? DCG_REC_CALL
+										 : DCG_REC_RETURN,
+							.depth = recs[i + k].depth,
+							.ns = recs[i + k].ns};
+			while (++k < most && i + k < N && recs[i + k].th == o->th &&
+			       !strcmp(recs[i + k].name, o->name));
+			plain(th, o->name, strlen(o->name), v, k);
+			i += (int)k - 1;
 			continue;
 		}
 		struct dcg_sink_rec r = {
