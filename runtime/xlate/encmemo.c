@@ -285,9 +285,62 @@ int xl_memo1(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a)
 	return xl_memo_seg(e, 0, mn, 1, &a);
 }
 
+/* The commonest requests (block.c's slot and record moves: mov, lea or
+ * movzx between a register and [base + disp], no index) in a table of
+ * their own with a two-word key, in front of the whole request's: what
+ * that one gives for them is copied. */
+#define RM_BITS 10
+struct rm_slot {
+	uint64_t k0, k1; /* see xl_memo2 */
+	uint8_t len;	 /* 0: empty */
+	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
+};
+static struct rm_slot rm_memo[1u << RM_BITS];
+
+/* (the rest of xl_memo2: the operands copied only here) */
+static __attribute__((noinline)) int memo2_whole(struct xl_emit *e, ZydisMnemonic mn,
+						 const ZydisEncoderOperand *a,
+						 const ZydisEncoderOperand *b, struct rm_slot *s,
+						 uint64_t k0, uint64_t k1)
+{
+	ZydisEncoderOperand ops[2] = {*a, *b};
+	size_t at = e->len;
+
+	if (xl_memo_seg(e, 0, mn, 2, ops) < 0 || !s || e->err || e->len - at > sizeof s->bytes)
+		return e->err;
+	*s = (struct rm_slot){k0, k1, (uint8_t)(e->len - at), {0}};
+	memcpy(s->bytes, e->buf + at, s->len);
+	return 0;
+}
+
 int xl_memo2(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a, ZydisEncoderOperand b)
 {
-	ZydisEncoderOperand ops[2] = {a, b};
+	const ZydisEncoderOperand *r = &a, *m = &b;
+	uint64_t store = a.type == ZYDIS_OPERAND_TYPE_MEMORY;
 
-	return xl_memo_seg(e, 0, mn, 2, ops);
+	if (store) {
+		r = &b;
+		m = &a;
+	}
+	if (e->err ||
+	    (mn != ZYDIS_MNEMONIC_MOV && mn != ZYDIS_MNEMONIC_LEA && mn != ZYDIS_MNEMONIC_MOVZX) ||
+	    r->type != ZYDIS_OPERAND_TYPE_REGISTER || m->type != ZYDIS_OPERAND_TYPE_MEMORY ||
+	    r->reg.is4 || m->mem.index != ZYDIS_REGISTER_NONE || m->mem.scale ||
+	    m->mem.base == ZYDIS_REGISTER_RIP || m->mem.base == ZYDIS_REGISTER_EIP ||
+	    m->mem.size >= 0x8000)
+		return memo2_whole(e, mn, &a, &b, NULL, 0, 0);
+	/* (Zydis's mnemonics and registers are below 2^16) */
+	uint64_t k0 = ((uint64_t)mn & 0xffff) | ((uint64_t)r->reg.value & 0xffff) << 16 |
+	    ((uint64_t)m->mem.base & 0xffff) << 32 | (uint64_t)m->mem.size << 48 | store << 63;
+	uint64_t k1 = (uint64_t)m->mem.displacement;
+	struct rm_slot *s =
+	    &rm_memo[((k0 ^ k1 * 0xff51afd7ed558ccdull) * 0x9E3779B97F4A7C15ull) >> (64 - RM_BITS)];
+	if (!s->len || s->k0 != k0 || s->k1 != k1)
+		return memo2_whole(e, mn, &a, &b, s, k0, k1);
+	uint8_t *d = xl_emit_reserve(e, s->len);
+	if (d) {
+		put_bytes(d, s->bytes, s->len);
+		xl_memo_copied++;
+	}
+	return e->err;
 }
