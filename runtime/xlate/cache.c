@@ -67,8 +67,14 @@ static void frange_add(struct xl_proc *xp, uint64_t lo, uint64_t hi, uint32_t fi
 		xp->fr = v;
 		xp->capfr = cap;
 	}
-	while (i < xp->nfr && xp->fr[i].lo < lo)
-		i++;
+	/* the first range not below lo, by halving */
+	for (size_t hi = xp->nfr; i < hi;) {
+		size_t mid = i + (hi - i) / 2;
+		if (xp->fr[mid].lo < lo)
+			i = mid + 1;
+		else
+			hi = mid;
+	}
 	if ((i > 0 && xp->fr[i - 1].hi > lo) || (i < xp->nfr && xp->fr[i].lo < hi))
 		return; /* overlapping symbols: ask again next time */
 	memmove(xp->fr + i + 1, xp->fr + i, (xp->nfr - i) * sizeof *xp->fr);
