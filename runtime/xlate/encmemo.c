@@ -285,61 +285,101 @@ int xl_memo1(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a)
 	return xl_memo_seg(e, 0, mn, 1, &a);
 }
 
-/* The commonest requests (block.c's slot and record moves: mov, lea or
- * movzx between a register and [base + disp], no index) in a table of
- * their own with a two-word key, in front of the whole request's: what
- * that one gives for them is copied. */
-#define RM_BITS 10
-struct rm_slot {
-	uint64_t k0, k1; /* see xl_memo2 */
-	uint8_t len;	 /* 0: empty */
+/* The commonest requests (block.c's slot and record moves, immediates:
+ * mov, lea or movzx of registers, [base + disp] with no index and at
+ * most one immediate) in a table of their own with a three-word key, in
+ * front of the whole request's: what that one gives for them is copied,
+ * an immediate keyed by class as there. */
+#define FRONT_BITS 11
+struct front_slot {
+	uint64_t k0, k1, k2;	/* see xl_memo2 */
+	uint8_t len;		/* 0: empty */
+	uint8_t imm_off, imm_n; /* the immediate's field */
 	uint8_t bytes[ZYDIS_MAX_INSTRUCTION_LENGTH];
 };
-static struct rm_slot rm_memo[1u << RM_BITS];
+static struct front_slot front[1u << FRONT_BITS];
 
-/* (the rest of xl_memo2: the operands copied only here) */
+/* An operand of a front request in 24 bits (its kind, register or base,
+ * size; Zydis's registers are below 2^16), its number in *disp or *imm;
+ * -1: not one of those forms. */
+static inline int64_t front_op(const ZydisEncoderOperand *o, uint64_t *disp, uint64_t *imm,
+			       int *nmem, int *nimm)
+{
+	switch (o->type) {
+	case ZYDIS_OPERAND_TYPE_REGISTER:
+		if (o->reg.is4 || (unsigned)o->reg.value >= 0x10000)
+			return -1;
+		return 1 | (int64_t)o->reg.value << 2;
+	case ZYDIS_OPERAND_TYPE_MEMORY:
+		if (o->mem.index != ZYDIS_REGISTER_NONE || o->mem.scale ||
+		    o->mem.base == ZYDIS_REGISTER_RIP || o->mem.base == ZYDIS_REGISTER_EIP ||
+		    (unsigned)o->mem.base >= 0x10000 || o->mem.size >= 64 || (*nmem)++)
+			return -1;
+		*disp = (uint64_t)o->mem.displacement;
+		return 2 | (int64_t)o->mem.base << 2 | (int64_t)o->mem.size << 18;
+	case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+		if ((*nimm)++)
+			return -1;
+		*imm = o->imm.u;
+		return 3;
+	default:
+		return -1;
+	}
+}
+
+/* (the rest of xl_memo2: the operands copied only here; the bytes go
+ * into s when s is not NULL) */
 static __attribute__((noinline)) int memo2_whole(struct xl_emit *e, ZydisMnemonic mn,
 						 const ZydisEncoderOperand *a,
-						 const ZydisEncoderOperand *b, struct rm_slot *s,
-						 uint64_t k0, uint64_t k1)
+						 const ZydisEncoderOperand *b, struct front_slot *s,
+						 const struct front_slot *k, int nimm, uint64_t imm)
 {
 	ZydisEncoderOperand ops[2] = {*a, *b};
-	size_t at = e->len;
+	size_t at = e->len, len;
+	uint8_t imm_off = 0, imm_n = 0, rel_off;
+	struct vals v = {.nimm = nimm, .imm = imm};
 
-	if (xl_memo_seg(e, 0, mn, 2, ops) < 0 || !s || e->err || e->len - at > sizeof s->bytes)
+	if (xl_memo_seg(e, 0, mn, 2, ops) < 0 || !s || e->err ||
+	    (len = e->len - at) > sizeof s->bytes)
 		return e->err;
-	*s = (struct rm_slot){k0, k1, (uint8_t)(e->len - at), {0}};
-	memcpy(s->bytes, e->buf + at, s->len);
+	if (nimm &&
+	    (fields(e->buf + at, len, xl_emit_here(e), &v, 1, &imm_off, &imm_n, &rel_off) < 0 ||
+	     !imm_n))
+		return 0; /* its field not found: left to the whole request's */
+	*s = *k;
+	s->len = (uint8_t)len;
+	s->imm_off = imm_off;
+	s->imm_n = imm_n;
+	memcpy(s->bytes, e->buf + at, len);
 	return 0;
 }
 
 int xl_memo2(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a, ZydisEncoderOperand b)
 {
-	const ZydisEncoderOperand *r = &a, *m = &b;
-	uint64_t store = a.type == ZYDIS_OPERAND_TYPE_MEMORY;
+	uint64_t disp = 0, imm = 0;
+	int nmem = 0, nimm = 0;
+	int64_t da, db;
 
-	if (store) {
-		r = &b;
-		m = &a;
-	}
 	if (e->err ||
 	    (mn != ZYDIS_MNEMONIC_MOV && mn != ZYDIS_MNEMONIC_LEA && mn != ZYDIS_MNEMONIC_MOVZX) ||
-	    r->type != ZYDIS_OPERAND_TYPE_REGISTER || m->type != ZYDIS_OPERAND_TYPE_MEMORY ||
-	    r->reg.is4 || m->mem.index != ZYDIS_REGISTER_NONE || m->mem.scale ||
-	    m->mem.base == ZYDIS_REGISTER_RIP || m->mem.base == ZYDIS_REGISTER_EIP ||
-	    m->mem.size >= 0x8000)
-		return memo2_whole(e, mn, &a, &b, NULL, 0, 0);
-	/* (Zydis's mnemonics and registers are below 2^16) */
-	uint64_t k0 = ((uint64_t)mn & 0xffff) | ((uint64_t)r->reg.value & 0xffff) << 16 |
-	    ((uint64_t)m->mem.base & 0xffff) << 32 | (uint64_t)m->mem.size << 48 | store << 63;
-	uint64_t k1 = (uint64_t)m->mem.displacement;
-	struct rm_slot *s =
-	    &rm_memo[((k0 ^ k1 * 0xff51afd7ed558ccdull) * 0x9E3779B97F4A7C15ull) >> (64 - RM_BITS)];
-	if (!s->len || s->k0 != k0 || s->k1 != k1)
-		return memo2_whole(e, mn, &a, &b, s, k0, k1);
+	    (da = front_op(&a, &disp, &imm, &nmem, &nimm)) < 0 ||
+	    (db = front_op(&b, &disp, &imm, &nmem, &nimm)) < 0)
+		return memo2_whole(e, mn, &a, &b, NULL, NULL, 0, 0);
+	struct front_slot k = {.k0 = ((uint64_t)mn & 0xffff) | (uint64_t)da << 16 |
+				   (uint64_t)db << 40,
+			       .k1 = disp,
+			       .k2 = nimm ? imm_class(imm) : 0};
+	struct front_slot *s =
+	    &front[(((k.k0 ^ k.k1 * 0xff51afd7ed558ccdull) + k.k2) * 0x9E3779B97F4A7C15ull) >>
+		   (64 - FRONT_BITS)];
+	if (!s->len || s->k0 != k.k0 || s->k1 != k.k1 || s->k2 != k.k2)
+		return memo2_whole(e, mn, &a, &b, s, &k, nimm, imm);
 	uint8_t *d = xl_emit_reserve(e, s->len);
 	if (d) {
 		put_bytes(d, s->bytes, s->len);
+		if (s->imm_n)
+			put_bytes(d + s->imm_off, (const uint8_t *)&imm,
+				  s->imm_n); /* little-endian */
 		xl_memo_copied++;
 	}
 	return e->err;
