@@ -29,8 +29,8 @@
 struct symentry {
 	struct symentry *next;
 	struct _stp_syminfo info;
-	char *module, *modpath, *name, *file; /* owned copies */
-	int line_done;			      /* file/line looked up (lazily: it reads DWARF) */
+	char *name, *file; /* owned copies (the module's: the table's) */
+	int line_done;	   /* file/line looked up (lazily: it reads DWARF) */
 	/* _stp_sym_cgname's text, made at its first call (the call graph
 	 * names every record) */
 	char *cgname;
@@ -47,6 +47,14 @@ struct _stp_symtab {
 	struct symentry **buckets; /* 1 << bits of them */
 	unsigned bits;
 	size_t n; /* entries */
+	/* the modules' paths and names, one copy each for all entries (kept
+	 * until the table goes: a handful), the last one asked first */
+	struct modname *mods, *lastmod;
+};
+
+struct modname {
+	struct modname *next;
+	char *path, *base;
 };
 
 static char *debuginfo_path;
@@ -92,8 +100,6 @@ static void grow(struct _stp_symtab *st)
 
 static void entry_free(struct symentry *e)
 {
-	free(e->module);
-	free(e->modpath);
 	free(e->name);
 	free(e->file);
 	free(e->cgname);
@@ -256,6 +262,12 @@ void _stp_sym_close(struct _stp_symtab *st)
 		return;
 	clear_cache(st, 0, UINT64_MAX);
 	drop_dwfl(st);
+	for (struct modname *m = st->mods, *next; m; m = next) {
+		next = m->next;
+		free(m->path);
+		free(m->base);
+		free(m);
+	}
 	free(st->main_path);
 	free(st->buckets);
 	free(st);
@@ -405,6 +417,30 @@ static void fill_line(struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 	e->info.line = line;
 }
 
+static const struct modname *modname_of(struct _stp_symtab *st, const char *path)
+{
+	struct modname *m = st->lastmod;
+
+	if (m && !strcmp(m->path, path))
+		return m;
+	for (m = st->mods; m && strcmp(m->path, path); m = m->next)
+		;
+	if (!m) {
+		if (!(m = calloc(1, sizeof *m)))
+			return NULL;
+		m->path = strdup(path);
+		m->base = m->path ? strdup(base_name(path)) : NULL;
+		if (!m->base) {
+			free(m->path);
+			free(m);
+			return NULL;
+		}
+		m->next = st->mods;
+		st->mods = m;
+	}
+	return st->lastmod = m;
+}
+
 static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, uint64_t addr)
 {
 	Dwarf_Addr start = 0, end = 0;
@@ -417,10 +453,11 @@ static void fill(struct _stp_symtab *st, struct symentry *e, Dwfl_Module *mod, u
 	/* libdwfl names the vDSO "[vdso: PID]": its soname is stable */
 	if (!strncmp(name, "[vdso", 5))
 		name = "linux-vdso.so.1";
-	e->modpath = strdup(name);
-	e->module = strdup(base_name(name));
-	e->info.modpath = e->modpath;
-	e->info.module = e->module;
+	const struct modname *mn = modname_of(st, name);
+	if (!mn)
+		return;
+	e->info.modpath = mn->path;
+	e->info.module = mn->base;
 	e->info.modstart = start;
 	e->info.modend = end;
 	if (dwfl_module_getelf(mod, &bias))

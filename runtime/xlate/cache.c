@@ -18,17 +18,23 @@ struct xl_block *xl_block_at(struct xl_thread *xt, uint64_t native)
 
 struct xl_block *xl_block_of_cache(struct xl_thread *xt, uint64_t cache)
 {
-	size_t lo = 0, hi = xt->nbyc;
+	for (int c = 0; c < xt->nch; c++) {
+		const struct xl_blocks *bs = &xt->byc[c];
+		size_t lo = 0, hi = bs->n;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		struct xl_block *b = xt->byc[mid];
-		if (cache < b->cache)
-			hi = mid;
-		else if (cache >= b->cache + b->size)
-			lo = mid + 1;
-		else
-			return b;
+		if (cache < xt->ch[c].addr || cache - xt->ch[c].addr >= xt->ch[c].size)
+			continue;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			struct xl_block *b = bs->v[mid];
+			if (cache < b->cache)
+				hi = mid;
+			else if (cache >= b->cache + b->size)
+				lo = mid + 1;
+			else
+				return b;
+		}
+		return NULL;
 	}
 	return NULL;
 }
@@ -61,8 +67,14 @@ static void frange_add(struct xl_proc *xp, uint64_t lo, uint64_t hi, uint32_t fi
 		xp->fr = v;
 		xp->capfr = cap;
 	}
-	while (i < xp->nfr && xp->fr[i].lo < lo)
-		i++;
+	/* the first range not below lo, by halving */
+	for (size_t hi = xp->nfr; i < hi;) {
+		size_t mid = i + (hi - i) / 2;
+		if (xp->fr[mid].lo < lo)
+			i = mid + 1;
+		else
+			hi = mid;
+	}
 	if ((i > 0 && xp->fr[i - 1].hi > lo) || (i < xp->nfr && xp->fr[i].lo < hi))
 		return; /* overlapping symbols: ask again next time */
 	memmove(xp->fr + i + 1, xp->fr + i, (xp->nfr - i) * sizeof *xp->fr);
@@ -164,25 +176,30 @@ static void link_exit(struct xl_thread *xt, struct xl_exit *x, struct xl_block *
 
 static int index_by_cache(struct xl_thread *xt, struct xl_block *b)
 {
-	if (xt->nbyc == xt->capbyc) {
-		size_t cap = xt->capbyc ? 2 * xt->capbyc : 256;
-		struct xl_block **v = realloc(xt->byc, cap * sizeof *v);
+	struct xl_blocks *bs = &xt->byc[b->chunk - xt->ch];
+
+	if (bs->n == bs->cap) {
+		size_t cap = bs->cap ? 2 * bs->cap : 256;
+		struct xl_block **v = realloc(bs->v, cap * sizeof *v);
 		if (!v)
 			return -ENOMEM;
-		xt->byc = v;
-		xt->capbyc = cap;
+		bs->v = v;
+		bs->cap = cap;
 	}
-	/* by halving: blocks of a lower chunk go in before all of a higher one */
-	size_t i = 0, hi = xt->nbyc;
+	/* by halving (at the end but for a block placed out of order) */
+	size_t i = 0, hi = bs->n;
+	if (hi && bs->v[hi - 1]->cache < b->cache)
+		i = hi;
 	while (i < hi) {
 		size_t mid = i + (hi - i) / 2;
-		if (xt->byc[mid]->cache > b->cache)
+		if (bs->v[mid]->cache > b->cache)
 			hi = mid;
 		else
 			i = mid + 1;
 	}
-	memmove(xt->byc + i + 1, xt->byc + i, (xt->nbyc - i) * sizeof *xt->byc);
-	xt->byc[i] = b;
+	memmove(bs->v + i + 1, bs->v + i, (bs->n - i) * sizeof *bs->v);
+	bs->v[i] = b;
+	bs->n++;
 	xt->nbyc++;
 	return 0;
 }
@@ -456,16 +473,24 @@ static void kill_block(struct xl_thread *xt, struct xl_block *b)
 
 void xl_invalidate(struct xl_thread *xt, uint64_t lo, uint64_t hi)
 {
-	int n = 0;
+	int n = 0, order[XL_MAX_CHUNKS];
 
-	for (size_t i = 0; i < xt->nbyc; i++) {
-		struct xl_block *b = xt->byc[i];
-		uint64_t end = b->native_end > b->native ? b->native_end : b->native + 1;
-		if (!b->dead && b->native < hi && lo < end) {
-			kill_block(xt, b);
-			n++;
-		}
+	/* the chunks by address (as one table by cache address was) */
+	for (int c = 0; c < xt->nch; c++) {
+		int j = c;
+		for (; j > 0 && xt->ch[order[j - 1]].addr > xt->ch[c].addr; j--)
+			order[j] = order[j - 1];
+		order[j] = c;
 	}
+	for (int c = 0; c < xt->nch; c++)
+		for (size_t i = 0; i < xt->byc[order[c]].n; i++) {
+			struct xl_block *b = xt->byc[order[c]].v[i];
+			uint64_t end = b->native_end > b->native ? b->native_end : b->native + 1;
+			if (!b->dead && b->native < hi && lo < end) {
+				kill_block(xt, b);
+				n++;
+			}
+		}
 	if (n) {
 		xt->gen++; /* a stopped thread cannot go back into them */
 		xl_sigret_forget(xt);
@@ -489,15 +514,18 @@ void xl_flush(struct xl_thread *xt)
 
 void xl_cache_free(struct xl_thread *xt)
 {
-	for (size_t i = 0; i < xt->nbyc; i++) {
-		free(xt->byc[i]->an);
-		free(xt->byc[i]->ex);
-		free(xt->byc[i]->orig);
-		free(xt->byc[i]);
+	for (int c = 0; c < XL_MAX_CHUNKS; c++) {
+		struct xl_blocks *bs = &xt->byc[c];
+		for (size_t i = 0; i < bs->n; i++) {
+			free(bs->v[i]->an);
+			free(bs->v[i]->ex);
+			free(bs->v[i]->orig);
+			free(bs->v[i]);
+		}
+		free(bs->v);
+		*bs = (struct xl_blocks){0};
 	}
-	free(xt->byc);
-	xt->byc = NULL;
-	xt->nbyc = xt->capbyc = 0;
+	xt->nbyc = 0;
 	xl_map_free(&xt->byn);
 	xl_map_free(&xt->clean);
 	xl_map_free(&xt->after);

@@ -26,46 +26,6 @@ uint64_t xl_emit_here(const struct xl_emit *e)
 	return e->pc + e->len;
 }
 
-ZydisEncoderOperand xl_reg(ZydisRegister r)
-{
-	ZydisEncoderOperand o;
-
-	memset(&o, 0, sizeof o);
-	o.type = ZYDIS_OPERAND_TYPE_REGISTER;
-	o.reg.value = r;
-	return o;
-}
-
-ZydisEncoderOperand xl_imm(int64_t v)
-{
-	ZydisEncoderOperand o;
-
-	memset(&o, 0, sizeof o);
-	o.type = ZYDIS_OPERAND_TYPE_IMMEDIATE;
-	o.imm.s = v;
-	return o;
-}
-
-ZydisEncoderOperand xl_mem(ZydisRegister base, ZydisRegister index, uint8_t scale, int64_t disp,
-			   uint16_t size)
-{
-	ZydisEncoderOperand o;
-
-	memset(&o, 0, sizeof o);
-	o.type = ZYDIS_OPERAND_TYPE_MEMORY;
-	o.mem.base = base;
-	o.mem.index = index;
-	o.mem.scale = index == ZYDIS_REGISTER_NONE ? 0 : scale;
-	o.mem.displacement = disp;
-	o.mem.size = size;
-	return o;
-}
-
-ZydisEncoderOperand xl_abs(uint64_t addr, uint16_t size)
-{
-	return xl_mem(ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, 0, (int64_t)addr, size);
-}
-
 static int st_eq(const struct xl_state *a, const struct xl_state *b)
 {
 	return a->kind == b->kind && a->saved == b->saved && a->pc_src == b->pc_src &&
@@ -125,6 +85,22 @@ static int put(struct xl_emit *e, const uint8_t *b, size_t n)
 	memcpy(e->buf + e->len, b, n);
 	e->len += n;
 	return e->err;
+}
+
+uint8_t *xl_emit_reserve(struct xl_emit *e, size_t n)
+{
+	uint8_t *d;
+
+	if (e->err)
+		return NULL;
+	if (e->len + n > e->cap) {
+		e->err = -ENOSPC;
+		return NULL;
+	}
+	annotate(e);
+	d = e->buf + e->len;
+	e->len += n;
+	return d;
 }
 
 int xl_emit_seg(struct xl_emit *e, uint64_t prefixes, ZydisMnemonic mn, int nops,

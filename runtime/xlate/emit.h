@@ -74,14 +74,34 @@ void xl_emit_init(struct xl_emit *e, uint8_t *buf, size_t cap, uint64_t pc);
 void xl_emit_fini(struct xl_emit *e);
 uint64_t xl_emit_here(const struct xl_emit *e);
 
-/* Operands. */
-ZydisEncoderOperand xl_reg(ZydisRegister r);
-ZydisEncoderOperand xl_imm(int64_t v);
+/* Operands (inline: a block's translation makes some fifty). */
+static inline ZydisEncoderOperand xl_reg(ZydisRegister r)
+{
+	return (ZydisEncoderOperand){.type = ZYDIS_OPERAND_TYPE_REGISTER, .reg.value = r};
+}
+
+static inline ZydisEncoderOperand xl_imm(int64_t v)
+{
+	return (ZydisEncoderOperand){.type = ZYDIS_OPERAND_TYPE_IMMEDIATE, .imm.s = v};
+}
+
 /* [base + index * scale + disp] of `size` bytes (ZYDIS_REGISTER_NONE for
  * none; no base and no index: a 32-bit absolute address). */
-ZydisEncoderOperand xl_mem(ZydisRegister base, ZydisRegister index, uint8_t scale, int64_t disp,
-			   uint16_t size);
-ZydisEncoderOperand xl_abs(uint64_t addr, uint16_t size);
+static inline ZydisEncoderOperand xl_mem(ZydisRegister base, ZydisRegister index, uint8_t scale,
+					 int64_t disp, uint16_t size)
+{
+	return (ZydisEncoderOperand){.type = ZYDIS_OPERAND_TYPE_MEMORY,
+				     .mem = {.base = base,
+					     .index = index,
+					     .scale = index == ZYDIS_REGISTER_NONE ? 0 : scale,
+					     .displacement = disp,
+					     .size = size}};
+}
+
+static inline ZydisEncoderOperand xl_abs(uint64_t addr, uint16_t size)
+{
+	return xl_mem(ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, 0, (int64_t)addr, size);
+}
 
 /* One instruction. Returns 0 or the sticky error. */
 int xl_emit_op(struct xl_emit *e, ZydisMnemonic mn, int nops, const ZydisEncoderOperand *ops);
@@ -96,6 +116,9 @@ int xl_emit2(struct xl_emit *e, ZydisMnemonic mn, ZydisEncoderOperand a, ZydisEn
 int xl_emit_branch(struct xl_emit *e, ZydisMnemonic mn, uint64_t target);
 int xl_emit_branch_to(struct xl_emit *e, ZydisMnemonic mn, struct xl_label *l);
 void xl_emit_bind(struct xl_emit *e, struct xl_label *l);
+/* Room for one instruction of n bytes, annotated as put does: where the
+ * caller writes them (NULL: the sticky error, set when out of room). */
+uint8_t *xl_emit_reserve(struct xl_emit *e, size_t n);
 /* Bytes of a program instruction, copied (already relocated). */
 int xl_emit_bytes(struct xl_emit *e, const uint8_t *b, size_t n);
 /* A 64-bit literal (8-byte aligned), e.g. for jmp [rip+lit]; returns its

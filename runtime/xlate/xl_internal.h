@@ -104,12 +104,17 @@ struct xl_thread {
 	struct xl_chunk ch[XL_MAX_CHUNKS];
 	int nch;
 	size_t code_bytes;
-	struct xl_map byn;     /* native start -> struct xl_block * */
-	struct xl_map clean;   /* native insn -> cache address of a clean point */
-	struct xl_map after;   /* the same after the trap stub of a breakpoint */
-	struct xl_map wait;    /* native target -> first struct xl_exit * */
-	struct xl_block **byc; /* by cache address, sorted */
-	size_t nbyc, capbyc;
+	struct xl_map byn;   /* native start -> struct xl_block * */
+	struct xl_map clean; /* native insn -> cache address of a clean point */
+	struct xl_map after; /* the same after the trap stub of a breakpoint */
+	struct xl_map wait;  /* native target -> first struct xl_exit * */
+	/* the blocks of each chunk (ch[i]) by cache address, sorted: a
+	 * chunk's space is taken in order, so a block is appended */
+	struct xl_blocks {
+		struct xl_block **v;
+		size_t n, cap;
+	} byc[XL_MAX_CHUNKS];
+	size_t nbyc;  /* blocks in all */
 	uint64_t gen; /* changes when code is invalidated or flushed */
 	struct xl_reader rd;
 	/* the last stop: the registers as stopped and as made native */

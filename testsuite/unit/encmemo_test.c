@@ -155,6 +155,43 @@ static void branches(void)
 	printf("NOTE: %ld branches compared\n", n);
 }
 
+/* A rip-relative lea copied from the memo to a pc whose distance to the
+ * target is out of disp32 reach fails as the encoder does (-EINVAL), and
+ * one just within reach gets the encoder's bytes. */
+static void rip_reach(void)
+{
+	/* target - pc; the lea is 7 bytes: disp32 = distance - 7 */
+	static const int64_t dists[] = {0x80000006ll, 0x80000007ll, -0x7ffffff9ll, -0x7ffffffall,
+					0x100000000ll};
+	uint64_t target = 0x7f0040000000ull;
+	uint8_t a[32], b[32];
+	struct xl_emit ea, eb;
+	int ok = 1;
+	char why[128] = "";
+
+	xl_emit_init(&ea, a, sizeof a, target + 0x1000); /* made here */
+	xl_memo2(&ea, MN(LEA), R(RDX), xl_mem(ZYDIS_REGISTER_RIP, NONE, 0, (int64_t)target, 8));
+	xl_emit_fini(&ea);
+	for (size_t i = 0; i < sizeof dists / sizeof *dists; i++) {
+		uint64_t pc = target - (uint64_t)dists[i];
+		ZydisEncoderOperand m = xl_mem(ZYDIS_REGISTER_RIP, NONE, 0, (int64_t)target, 8);
+
+		xl_emit_init(&ea, a, sizeof a, pc);
+		xl_emit_init(&eb, b, sizeof b, pc);
+		xl_memo2(&ea, MN(LEA), R(RDX), m);
+		xl_emit2(&eb, MN(LEA), R(RDX), m);
+		if (ea.err != eb.err || ea.len != eb.len || memcmp(a, b, ea.len)) {
+			if (ok)
+				snprintf(why, sizeof why, "distance %lld: error %d, encoder's %d",
+					 (long long)dists[i], ea.err, eb.err);
+			ok = 0;
+		}
+		xl_emit_fini(&ea);
+		xl_emit_fini(&eb);
+	}
+	unit_result("memo: rip-relative copies within and out of reach as the encoder", ok, why);
+}
+
 int main(void)
 {
 	branches();
@@ -207,5 +244,6 @@ int main(void)
 	xl_memo2(&ea, MN(MOV), xl_abs(0x10004000ull, 8), R(RAX));
 	unit_check_long("memo: out of room", ea.err, -ENOSPC);
 	xl_emit_fini(&ea);
+	rip_reach();
 	return unit_failures != 0;
 }
