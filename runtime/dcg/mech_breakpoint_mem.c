@@ -24,8 +24,7 @@
 #include "mech_breakpoint.h"
 #include "ptrace/ptrace_engine.h"
 
-#include <inttypes.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,20 +42,13 @@ static uint64_t pages(uint64_t n)
 /* Is any byte of [lo, hi) in an executable mapping of tid's process? */
 static int code_in(pid_t tid, uint64_t lo, uint64_t hi)
 {
-	char path[64], line[512];
-	int found = 0;
-	FILE *f;
+	uint64_t(*r)[2];
+	size_t n = _stp_pt_exec_ranges(tid, &r);
+	int found = !r; /* not known: as if it were */
 
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)tid);
-	if (!(f = fopen(path, "re")))
-		return 1; /* not known: as if it were */
-	while (!found && fgets(line, sizeof line, f)) {
-		uint64_t a, b;
-		char perm[8];
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &a, &b, perm) == 3)
-			found = perm[2] == 'x' && a < hi && b > lo;
-	}
-	fclose(f);
+	for (size_t i = 0; i < n && !found; i++)
+		found = r[i][0] < hi && r[i][1] > lo;
+	free(r);
 	return found;
 }
 

@@ -412,46 +412,14 @@ void _stp_dcg_sites_forget(pid_t pid)
 	sproc_drop(pid, 0);
 }
 
-/* Executable mappings of pid, as [lo, hi) pairs. */
-static size_t exec_ranges(pid_t pid, uint64_t **out)
-{
-	char path[64], line[512];
-	uint64_t *v = NULL;
-	size_t n = 0, cap = 0;
-
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f)) {
-		uint64_t lo, hi;
-		char perm[8];
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, perm) != 3 ||
-		    perm[2] != 'x')
-			continue;
-		if (n + 2 > cap) {
-			cap = cap ? 2 * cap : 64;
-			uint64_t *w = realloc(v, cap * sizeof *w);
-			if (!w)
-				break;
-			v = w;
-		}
-		v[n++] = lo;
-		v[n++] = hi;
-	}
-	fclose(f);
-	*out = v;
-	return n / 2;
-}
-
 void _stp_dcg_sites_unmapped(pid_t pid)
 {
 	struct sproc *p = sproc_of(pid, NULL);
-	uint64_t *r = NULL;
+	uint64_t(*r)[2] = NULL;
 
 	if (!p)
 		return;
-	size_t nr = exec_ranges(p->pid, &r);
+	size_t nr = _stp_pt_exec_ranges(p->pid, &r);
 	/* rebuild with the sites still mapped; forget what was walked */
 	struct site *old = p->s;
 	size_t cap = p->caps;
@@ -459,11 +427,9 @@ void _stp_dcg_sites_unmapped(pid_t pid)
 	p->ns = p->caps = 0;
 	for (size_t i = 0; i < cap; i++) {
 		struct site *s = &old[i], *n;
-		int mapped = 0;
-		for (size_t j = 0; s->addr && j < nr && !mapped; j++)
-			mapped = s->addr >= r[2 * j] && s->addr < r[2 * j + 1];
 		if (!s->addr)
 			continue;
+		int mapped = _stp_pt_in_ranges(r, nr, s->addr);
 		if (!mapped && s->pr) /* the engine dropped it: this lets it go */
 			_stp_pt_probe_remove(p->proc, s->pr);
 		if (mapped &&

@@ -399,4 +399,23 @@ void _stp_pt_get_affinity_stats(struct _stp_pt_affinity_stats *st);
  * on raises both domains to level 1 at least, off sets them to 0. */
 void _stp_pt_set_debug(int on);
 
+/* The executable mappings of the task tid, as [lo, hi) pairs in address
+ * order (/proc/PID/maps); their number (0 on failure, *out NULL). */
+size_t _stp_pt_exec_ranges(pid_t tid, uint64_t (**out)[2]);
+static inline int _stp_pt_in_ranges(const uint64_t (*r)[2], size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (a < r[m][0])
+			hi = m;
+		else if (a >= r[m][1])
+			lo = m + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
 #endif

@@ -233,24 +233,6 @@ struct pt_mm *_stp_pt_mm_copy(const struct pt_mm *from, pid_t pid);
 void _stp_pt_mm_put(struct pt_mm *mm);
 int _stp_pt_mm_read(struct pt_mm *mm, uint64_t addr, void *buf, size_t len);
 int _stp_pt_mm_write(struct pt_mm *mm, uint64_t addr, const void *buf, size_t len);
-/* The executable mappings of the task tid, as [lo, hi) pairs in address
- * order (/proc/PID/maps); their number (0 on failure, *out NULL). */
-size_t _stp_pt_exec_ranges(pid_t tid, uint64_t (**out)[2]);
-static inline int _stp_pt_in_ranges(const uint64_t (*r)[2], size_t n, uint64_t a)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-		if (a < r[m][0])
-			hi = m;
-		else if (a >= r[m][1])
-			lo = m + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
 /* Whether addr is in an executable mapping of mm (tid: a task using it).
  * The table is read again when addr is not in it, so code mapped since
  * is found; a return probe is only ever armed where this says so. */
