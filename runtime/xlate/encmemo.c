@@ -177,8 +177,10 @@ static unsigned hash(const struct key *k)
 {
 	uint64_t h = k->w[0];
 
-	for (size_t i = 1; i < sizeof k->w / sizeof *k->w; i++)
-		h ^= k->w[i] << (13 * i) | k->w[i] >> (64 - 13 * i);
+	for (size_t i = 1; i < sizeof k->w / sizeof *k->w; i++) {
+		unsigned r = (unsigned)(13 * i) & 63; /* (a shift by 64 or more is undefined) */
+		h ^= r ? k->w[i] << r | k->w[i] >> (64 - r) : k->w[i];
+	}
 	return (unsigned)((h * 0x9E3779B97F4A7C15ull) >> (64 - MEMO_BITS));
 }
 
