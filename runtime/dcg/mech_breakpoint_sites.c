@@ -412,34 +412,55 @@ void _stp_dcg_sites_forget(pid_t pid)
 	sproc_drop(pid, 0);
 }
 
-void _stp_dcg_sites_unmapped(pid_t pid)
+/* Rebuild p's sites with those keep() says stay; the others' probes go
+ * (the engine writes a byte back only where its int3 still is: where the
+ * code went, it dropped the probe already). The number dropped. */
+static size_t sites_keep(struct sproc *p, int (*keep)(const struct site *, const void *),
+			 const void *arg)
 {
-	struct sproc *p = sproc_of(pid, NULL);
-	uint64_t(*r)[2] = NULL;
-
-	if (!p)
-		return;
-	size_t nr = _stp_pt_exec_ranges(p->pid, &r);
-	/* rebuild with the sites still mapped; forget what was walked */
 	struct site *old = p->s;
-	size_t cap = p->caps;
+	size_t cap = p->caps, n = 0;
+
 	p->s = NULL;
 	p->ns = p->caps = 0;
 	for (size_t i = 0; i < cap; i++) {
-		struct site *s = &old[i], *n;
+		struct site *s = &old[i], *e = NULL;
 		if (!s->addr)
 			continue;
-		int mapped = _stp_pt_in_ranges(r, nr, s->addr);
-		if (!mapped && s->pr) /* the engine dropped it: this lets it go */
-			_stp_pt_probe_remove(p->proc, s->pr);
-		if (mapped &&
-		    (n = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr, 1)))
-			*n = *s;
-		else if (mapped && s->pr)
+		if (!keep(s, arg))
+			n++;
+		else if ((e = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr, 1)))
+			*e = *s;
+		if (!e && s->pr)
 			_stp_pt_probe_remove(p->proc, s->pr);
 	}
-	free(r);
 	free(old);
+	return n;
+}
+
+struct ranges {
+	uint64_t (*r)[2];
+	size_t n;
+};
+
+static int still_mapped(const struct site *s, const void *arg)
+{
+	const struct ranges *m = arg;
+
+	return _stp_pt_in_ranges(m->r, m->n, s->addr);
+}
+
+void _stp_dcg_sites_unmapped(pid_t pid)
+{
+	struct sproc *p = sproc_of(pid, NULL);
+	struct ranges m;
+
+	if (!p)
+		return;
+	m.n = _stp_pt_exec_ranges(p->pid, &m.r);
+	/* rebuild with the sites still mapped; forget what was walked */
+	sites_keep(p, still_mapped, &m);
+	free(m.r);
 	free(p->seen);
 	free(p->mods);
 	p->seen = NULL;
@@ -451,6 +472,13 @@ void _stp_dcg_sites_unmapped(pid_t pid)
 static int overlaps(uint64_t a, unsigned len, uint64_t lo, uint64_t hi)
 {
 	return a < hi && a + (len ? len : 1) > lo;
+}
+
+static int outside(const struct site *s, const void *arg)
+{
+	const uint64_t *r = arg;
+
+	return !overlaps(s->addr, s->in.len, r[0], r[1]);
 }
 
 void _stp_dcg_sites_drop_range(pid_t pid, uint64_t lo, uint64_t hi)
@@ -466,29 +494,8 @@ void _stp_dcg_sites_drop_range(pid_t pid, uint64_t lo, uint64_t hi)
 		n = p->seen[i].addr && overlaps(p->seen[i].addr, p->seen[i].len, lo, hi);
 	if (!n)
 		return; /* nothing learnt there */
-	n = 0;
-	struct site *olds = p->s;
-	size_t caps = p->caps;
-	p->s = NULL;
-	p->ns = p->caps = 0;
-	for (size_t i = 0; i < caps; i++) {
-		struct site *s = &olds[i], *e;
-		if (!s->addr)
-			continue;
-		if (overlaps(s->addr, s->in.len, lo, hi)) {
-			/* the engine writes the byte back only where its int3 is
-			 * still in the code (else it dropped the probe already) */
-			if (s->pr)
-				_stp_pt_probe_remove(p->proc, s->pr);
-			n++;
-		} else if ((e = slot_of((void **)&p->s, &p->caps, &p->ns, sizeof *p->s, s->addr,
-					1))) {
-			*e = *s;
-		} else if (s->pr) {
-			_stp_pt_probe_remove(p->proc, s->pr);
-		}
-	}
-	free(olds);
+	const uint64_t range[2] = {lo, hi};
+	n = sites_keep(p, outside, range);
 	/* the instructions there go; the others are walked again from the
 	 * table (not read again), so a walk that led into the range goes
 	 * into what is there now */
