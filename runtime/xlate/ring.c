@@ -70,9 +70,15 @@ static double rough_ns_per_tick(struct _stp_xl_engine *x)
 	return x->ns_per_tick > 0 ? x->ns_per_tick : rate_over(x, 100000);
 }
 
+/* The time of a TSC value, from the pair (ns0, tsc0) and the rate. */
+static inline int64_t tsc_to_ns(int64_t ns0, uint64_t tsc0, double per, uint64_t tsc)
+{
+	return ns0 + (int64_t)((double)(int64_t)(tsc - tsc0) * per);
+}
+
 int64_t xl_tsc_ns(struct _stp_xl_engine *x, uint64_t tsc)
 {
-	return x->ns0 + (int64_t)((double)(int64_t)(tsc - x->tsc0) * xl_ns_per_tick(x));
+	return tsc_to_ns(x->ns0, x->tsc0, xl_ns_per_tick(x), tsc);
 }
 
 static void refine(struct _stp_xl_engine *x)
@@ -127,13 +133,12 @@ static void give(struct xl_thread *xt, struct xl_rec *r, size_t n)
 {
 	struct _stp_xl_engine *x = xt->xp->x;
 
-	if (!x->cfg.raw_tsc && n) { /* xl_tsc_ns's sum, its terms read once */
+	if (!x->cfg.raw_tsc && n) { /* xl_tsc_ns, its terms read once */
 		double per = xl_ns_per_tick(x);
 		int64_t ns0 = x->ns0;
 		uint64_t tsc0 = x->tsc0;
 		for (size_t i = 0; i < n; i++)
-			r[i].tsc =
-			    (uint64_t)(ns0 + (int64_t)((double)(int64_t)(r[i].tsc - tsc0) * per));
+			r[i].tsc = (uint64_t)tsc_to_ns(ns0, tsc0, per, r[i].tsc);
 	}
 	x->st.records += n;
 	if (x->ops.records)
