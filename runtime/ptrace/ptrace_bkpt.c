@@ -746,8 +746,7 @@ void _stp_pt_drop_unmapped(struct _stp_pt_thread *t)
 
 	if (!mm)
 		return;
-	free(mm->code);
-	mm->ncode = _stp_pt_exec_ranges(t->tid, &mm->code);
+	_stp_pt_mm_code_read(mm, t->tid);
 	if (!mm->code)
 		return;
 	for (int b = 0; b < PT_BK_BUCKETS; b++) {

@@ -237,6 +237,8 @@ int _stp_pt_mm_write(struct pt_mm *mm, uint64_t addr, const void *buf, size_t le
  * The table is read again when addr is not in it, so code mapped since
  * is found; a return probe is only ever armed where this says so. */
 int _stp_pt_mm_is_code(struct pt_mm *mm, pid_t tid, uint64_t addr);
+/* mm's table of executable mappings read again (from tid's maps). */
+void _stp_pt_mm_code_read(struct pt_mm *mm, pid_t tid);
 int _stp_pt_inject_mmap(struct _stp_pt_thread *t, uint64_t hint, uint64_t *addr);
 int _stp_pt_inject_munmap(struct _stp_pt_thread *t, uint64_t addr);
 

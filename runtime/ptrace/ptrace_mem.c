@@ -163,12 +163,17 @@ size_t _stp_pt_exec_ranges(pid_t tid, uint64_t (**out)[2])
 	return n;
 }
 
+void _stp_pt_mm_code_read(struct pt_mm *mm, pid_t tid)
+{
+	free(mm->code);
+	mm->ncode = _stp_pt_exec_ranges(tid, &mm->code);
+}
+
 int _stp_pt_mm_is_code(struct pt_mm *mm, pid_t tid, uint64_t addr)
 {
 	if (_stp_pt_in_ranges(mm->code, mm->ncode, addr))
 		return 1;
-	free(mm->code);
-	mm->ncode = _stp_pt_exec_ranges(tid, &mm->code);
+	_stp_pt_mm_code_read(mm, tid);
 	return _stp_pt_in_ranges(mm->code, mm->ncode, addr);
 }
 
