@@ -10,13 +10,18 @@
 
 #include "sym/symbols.h"
 
-/* Times never go back in a thread (clocks converted from another one may). */
+/* Times never go back in a thread (clocks converted from another one
+ * may): the thread's time since t0 after one at ns, now before. */
+static inline uint64_t dcg_later(uint64_t now, int64_t t0, int64_t ns)
+{
+	int64_t t = ns - t0;
+
+	return t > 0 && (uint64_t)t > now ? (uint64_t)t : now;
+}
+
 static inline void dcg_set_time(struct dthread *d, int64_t ns)
 {
-	int64_t t = ns - d->t0;
-
-	if (t > 0 && (uint64_t)t > d->now)
-		d->now = (uint64_t)t;
+	d->now = dcg_later(d->now, d->t0, ns);
 }
 
 /* The shortcut's view of a thread over a run of events (dcg_quick_begin
@@ -89,17 +94,6 @@ static inline int dcg_quick_room(struct dcg_quick *q)
 	return rc;
 }
 
-/* Times never go back in a thread (clocks converted from another one
- * may): dcg_set_time's. */
-static inline void dcg_quick_time(struct dcg_quick *q, int64_t ns)
-{
-	int64_t t = ns - q->t0;
-
-	/* now is below 2^63: an earlier t, or 0 */
-	if (t > (int64_t)q->now)
-		q->now = (uint64_t)t;
-}
-
 /* dcg_emit_rec's record (no hold, the callee named already), room for it
  * known. */
 static inline void dcg_quick_rec(struct dcg_quick *q, int kind, uint32_t depth, uint64_t from,
@@ -136,7 +130,7 @@ static inline int dcg_quick_call(struct dcg_quick *q, uint64_t from, uint64_t to
 			return 0;
 		q->q_to = to;
 	}
-	dcg_quick_time(q, ns);
+	q->now = dcg_later(q->now, q->t0, ns);
 	q->f[q->nf++] = (struct frame){.sp = sp, .func = to, .ns = q->now, .known = 1};
 	q->calls++;
 	dcg_quick_rec(q, DCG_CALL, (uint32_t)(q->nf - 1), from, to, to);
@@ -160,7 +154,7 @@ static inline int dcg_quick_ret(struct dcg_quick *q, uint64_t from, uint64_t to,
 	const struct frame *caller = top - 1;
 	if (caller->known && caller->sp <= sp - 1)
 		return 0;
-	dcg_quick_time(q, ns);
+	q->now = dcg_later(q->now, q->t0, ns);
 	q->nf--;
 	q->rets++;
 	dcg_quick_rec(q, DCG_RET, (uint32_t)q->nf, from, to, top->func);
