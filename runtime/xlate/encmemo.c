@@ -238,7 +238,7 @@ int xl_memo_seg(struct xl_emit *e, uint64_t prefixes, ZydisMnemonic mn, int nops
 	struct vals v;
 	struct slot *s;
 	size_t at = e->len;
-	int by_class = 1;
+	int by_class;
 
 	if (e->err || !make_key(&k, prefixes, mn, nops, ops, 1, &v))
 		return xl_emit_seg(e, prefixes, mn, nops, ops);
